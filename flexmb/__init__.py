@@ -1,0 +1,16 @@
+"""flexmb: flexible multibody dynamics with co-rotational finite elements.
+
+Public API. Importing flexmb is light: matplotlib, meshio and pyvista are imported only inside
+the plotting and I/O functions that need them.
+"""
+from flexmb.analysis.statics import StaticPath, load_control
+from flexmb.assembly import Assembly
+from flexmb.dofs import DofMap
+from flexmb.elements import Beam2D, ElementGroup, Truss
+from flexmb.integrators import NewtonSettings, TimeHistory, TimeIntegrationError, integrate
+from flexmb.model import Model, ModelError
+
+__version__ = "0.1.0"
+
+__all__ = ["Assembly", "Beam2D", "DofMap", "ElementGroup", "Model", "ModelError", "NewtonSettings",
+           "StaticPath", "TimeHistory", "TimeIntegrationError", "Truss", "integrate", "load_control"]

@@ -1,0 +1,79 @@
+"""DOF map: DOF layout per node, element-to-global index arrays, free/prescribed split.
+
+Global DOFs are numbered node by node. A node carries the translations of the model's
+dimension and, if a rotational element (beam) is attached to it, the rotations; the order is
+the one of :data:`flexmb.model.TRANSLATION_NAMES` followed by :data:`flexmb.model.ROTATION_NAMES`.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from flexmb.elements.base import ElementGroup
+from flexmb.model import ROTATION_NAMES, Model, ModelError
+
+
+class DofMap:
+    """Numbering of the model's DOFs.
+
+    Attributes
+    ----------
+    n_dof : number of global DOFs.
+    first : (n_nodes,) index of each node's first DOF.
+    has_rotations : (n_nodes,) whether the node carries rotational DOFs.
+    prescribed : (n_p,) sorted global indices of fixed or prescribed DOFs.
+    free : (n_f,) sorted global indices of the remaining DOFs.
+    """
+
+    def __init__(self, model: Model) -> None:
+        self.model = model
+        dim = model.dim
+        n_rot = len(ROTATION_NAMES[dim])
+        has_rot = np.zeros(model.n_nodes, dtype=bool)
+        used = np.zeros(model.n_nodes, dtype=bool)
+        for g in model.groups:
+            used[g.connectivity.ravel()] = True
+            if g.has_rotations:
+                has_rot[g.connectivity.ravel()] = True
+        for node, _, _ in model.point_masses:
+            used[node] = True
+        unused = np.flatnonzero(~used)
+        if unused.size:
+            raise ModelError(f"node {int(unused[0])} is not connected to any element or point mass "
+                             f"({unused.size} such node(s)); its DOFs would be singular")
+        ndof = dim + n_rot * has_rot
+        self.has_rotations = has_rot
+        self.first = np.concatenate([[0], np.cumsum(ndof)[:-1]]).astype(np.int64)
+        self.n_dof = int(ndof.sum())
+        self._names = [model.dof_names(bool(r)) for r in has_rot]
+
+        p = np.array(sorted(self.index(n, d) for n, d in model.prescribed), dtype=np.int64)
+        self.prescribed = p
+        mask = np.ones(self.n_dof, dtype=bool)
+        mask[p] = False
+        self.free = np.flatnonzero(mask)
+        #: global -> free position, -1 for prescribed DOFs
+        self.free_position = np.full(self.n_dof, -1, dtype=np.int64)
+        self.free_position[self.free] = np.arange(self.free.size)
+
+    def index(self, node: int, dof: str) -> int:
+        """Global index of ``dof`` (e.g. ``"uy"``) of ``node``."""
+        names = self._names[node]
+        if dof not in names:
+            raise ModelError(f"node {node} has no DOF {dof!r} (it has {', '.join(names)}; "
+                             "rotations exist only on nodes with beam elements)")
+        return int(self.first[node] + names.index(dof))
+
+    def label(self, i: int) -> str:
+        """Human-readable name of global DOF ``i``, e.g. ``"node 3 uy"``."""
+        node = int(np.searchsorted(self.first, i, side="right") - 1)
+        return f"node {node} {self._names[node][i - self.first[node]]}"
+
+    def element_dofs(self, group: ElementGroup) -> np.ndarray:
+        """Global DOF indices of every element of ``group`` (n_el, ndof_el)."""
+        per_node = group.dofs_per_node                                 # translations (+ rotations)
+        idx = self.first[group.connectivity][:, :, None] + np.arange(per_node)[None, None, :]
+        return idx.reshape(group.n_elements, -1)                       # (n_el, nn * per_node)
+
+    def translations(self) -> np.ndarray:
+        """Global indices of the translations, (n_nodes, dim)."""
+        return self.first[:, None] + np.arange(self.model.dim)[None, :]

@@ -1,0 +1,6 @@
+"""Stateless batched element kernels."""
+from flexmb.elements.base import ElementGroup
+from flexmb.elements.beam2d import Beam2D
+from flexmb.elements.truss import Truss
+
+__all__ = ["ElementGroup", "Truss", "Beam2D"]

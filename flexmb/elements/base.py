@@ -1,0 +1,93 @@
+"""What every element group offers the assembly and the time integrators.
+
+An element group holds the connectivity and section properties of ``n_el`` elements of one
+type. Its kernels are stateless and batched: they take the reference nodal coordinates
+``X`` (n_el, n_nodes, dim) and element DOF vectors ``u`` (n_el, ndof_el) and return arrays over
+all elements at once. They never see global DOF numbers (only :mod:`flexmb.assembly` does).
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+import numpy as np
+
+
+class ElementGroup(ABC):
+    """Base class of batched element groups."""
+
+    #: True if the element uses rotational DOFs at its nodes.
+    has_rotations: bool = False
+
+    def __init__(self, connectivity: np.ndarray, dim: int, name: str) -> None:
+        conn = np.asarray(connectivity)
+        if conn.ndim == 1:
+            conn = conn[None, :]
+        if conn.ndim != 2 or conn.shape[1] != self.n_nodes or not np.issubdtype(conn.dtype, np.integer):
+            raise ValueError(f"{name}: connectivity must be an integer array of shape "
+                             f"(n_el, {self.n_nodes}), got {conn.dtype} {conn.shape}")
+        self.connectivity = conn.astype(np.int64)
+        self.dim = dim
+        self.name = name
+
+    n_nodes: int = 2
+
+    @property
+    def n_elements(self) -> int:
+        return len(self.connectivity)
+
+    @property
+    def dofs_per_node(self) -> int:
+        return self.dim + ((1 if self.dim == 2 else 3) if self.has_rotations else 0)
+
+    @property
+    def ndof(self) -> int:
+        """DOFs per element."""
+        return self.n_nodes * self.dofs_per_node
+
+    @staticmethod
+    def _per_element(value: float | np.ndarray, n_el: int, what: str, name: str,
+                     positive: bool = True) -> np.ndarray:
+        arr = np.broadcast_to(np.asarray(value, dtype=float), (n_el,)).copy()
+        bad = np.flatnonzero(~np.isfinite(arr) | ((arr <= 0) if positive else (arr < 0)))
+        if bad.size:
+            sign = "positive" if positive else "non-negative"
+            raise ValueError(f"{name}: {what} of element {int(bad[0])} is {arr[bad[0]]}, must be {sign}")
+        return arr
+
+    # -------------------------------------------------------- static kernels
+    @abstractmethod
+    def internal_force(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """Internal force q (n_el, ndof_el), N and N m."""
+
+    @abstractmethod
+    def force_and_tangent(self, X: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Internal force (n_el, ndof_el) and tangent K_t = dq/du (n_el, ndof_el, ndof_el)."""
+
+    def tangent_stiffness(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """Tangent stiffness, material plus geometric (n_el, ndof_el, ndof_el)."""
+        return self.force_and_tangent(X, u)[1]
+
+    @abstractmethod
+    def strain_energy(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """Strain energy (n_el,), J."""
+
+    @abstractmethod
+    def axial_strain(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """Co-rotational axial strain (l - l0)/l0 (n_el,)."""
+
+    @abstractmethod
+    def mass_matrix(self, X: np.ndarray) -> np.ndarray:
+        """Constant mass matrix (n_el, ndof_el, ndof_el), kg and kg m^2."""
+
+    # ------------------------------------------------- mid-point kernels
+    @abstractmethod
+    def mid_point_force(self, X: np.ndarray, u0: np.ndarray, u1: np.ndarray) -> np.ndarray:
+        """Energy-conserving mid-point internal force (n_el, ndof_el).
+
+        Satisfies ``mid_point_force(X, u0, u1) . (u1 - u0) = Phi(u1) - Phi(u0)`` exactly.
+        """
+
+    @abstractmethod
+    def mid_point_force_and_tangent(self, X: np.ndarray, u0: np.ndarray, u1: np.ndarray
+                                    ) -> tuple[np.ndarray, np.ndarray]:
+        """Mid-point force and its (non-symmetric) derivative with respect to ``u1``."""

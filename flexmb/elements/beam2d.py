@@ -1,0 +1,203 @@
+"""Planar co-rotational Euler-Bernoulli beam (Crisfield 1991, ch. 7; Crisfield & Shi 1993, section 5).
+
+Element DOFs ``p = [u1, v1, theta1, u2, v2, theta2]``. The chord rotates by ``alpha``; the local
+(deformational) rotations are ``tb_i = theta_i - alpha`` (their eq. 32), computed robustly as the
+angle from the current chord to the rotated reference chord, so any number of turns is fine as
+long as each |tb_i| < pi. Local forces (their eq. 34, Kirchhoff beam, no shallow-arch term):
+
+    N = EA (l - l0) / l0,    [M1, M2] = EI / l0 [[4, 2], [2, 4]] [tb1, tb2]
+
+and ``q = B^T [N, M1, M2]`` with rows ``r = [-e, 0, e, 0]`` and ``b_i = z / l + e_theta_i``,
+``z = [n, 0, -n, 0]``, e the chord direction and n = e rotated by +90 degrees (their eq. 37).
+
+Mid-point force (averaged-B, their eq. 38): ``q_m = N_av r_m + M_av,1 b_1m + M_av,2 b_2m`` with
+end-of-step averages N_av, M_av and B rows chosen so that ``B_m (p_{n+1} - p_n)`` is the exact
+increment of (l, tb1, tb2):
+
+* ``r_m = [-x21_m, 0, x21_m, 0] / l_av`` since ``x21_m . dx21 = (l_{n+1}^2 - l_n^2) / 2``;
+* ``z_m = gamma / (l_n l_{n+1}) [n*_m, 0, -n*_m, 0]`` with ``n*_m`` = x21_m rotated by +90
+  degrees and ``gamma = d_alpha / sin(d_alpha)``, because ``x21_m x dx21 = x21_n x x21_{n+1}
+  = l_n l_{n+1} sin(d_alpha)``. This makes ``M_av . d_tb`` the exact change of bending energy
+  (the paper's approximate chord-rotation increment, eq. 35, made exact). Energy is therefore
+  conserved to the Newton tolerance for any step below a half turn of the chord per step.
+  Angular momentum is conserved only to O(d_alpha^3) per step, through the bending part:
+  exact energy and an exactly torque-free averaged B cannot both hold with this chord angle.
+
+Mass: translational ``lumped`` (rho A l0 / 2 per node) or ``consistent`` (linear interpolation,
+constant under rotation); rotary inertia lumped at the nodes, ``rho_I l0 / 2`` each, with
+``rho_I`` the mass moment of inertia per unit length (kg m). A consistent cubic (Hermitian)
+mass depends on the chord orientation and would break the constant-mass energy identity.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from flexmb.elements.base import ElementGroup
+from flexmb.elements.corotational import Chord, chord
+
+_TRANS = np.array([0, 1, 3, 4])
+_R90 = np.array([[0.0, -1.0], [1.0, 0.0]])
+# J maps the element DOFs to the chord increment: dx21 = J dp, shape (2, 6)
+_J = np.zeros((2, 6))
+_J[0, 0], _J[1, 1], _J[0, 3], _J[1, 4] = -1.0, -1.0, 1.0, 1.0
+
+
+def _sinc_ratio(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """gamma(a) = a / sin(a) and its derivative, with series near a = 0."""
+    small = np.abs(a) < 1e-3
+    a_s = np.where(small, 1.0, a)                          # avoid 0/0 in the unused branch
+    s, c = np.sin(a_s), np.cos(a_s)
+    gamma = np.where(small, 1.0 + a**2 / 6.0 + 7.0 * a**4 / 360.0, a_s / s)
+    dgamma = np.where(small, a / 3.0 + 7.0 * a**3 / 90.0, (s - a_s * c) / s**2)
+    return gamma, dgamma
+
+
+class Beam2D(ElementGroup):
+    """Group of planar two-node co-rotational Euler-Bernoulli beams.
+
+    Parameters
+    ----------
+    connectivity : (n_el, 2) node indices.
+    EA : axial stiffness (N); EI : bending stiffness (N m^2).
+    rho_A : mass per length (kg/m); rho_I : rotary inertia per length (kg m), default 0.
+    mass : ``"lumped"`` or ``"consistent"`` translational mass (see module docstring).
+    """
+
+    has_rotations = True
+
+    def __init__(self, connectivity: np.ndarray, EA: float | np.ndarray, EI: float | np.ndarray,
+                 rho_A: float | np.ndarray = 0.0, rho_I: float | np.ndarray = 0.0,
+                 mass: str = "lumped", name: str = "beam2d") -> None:
+        super().__init__(connectivity, 2, name)
+        n = self.n_elements
+        self.EA = self._per_element(EA, n, "EA", name)
+        self.EI = self._per_element(EI, n, "EI", name)
+        self.rho_A = self._per_element(rho_A, n, "rho_A", name, positive=False)
+        self.rho_I = self._per_element(rho_I, n, "rho_I", name, positive=False)
+        if mass not in ("lumped", "consistent"):
+            raise ValueError(f"{name}: mass must be 'lumped' or 'consistent', got {mass!r}")
+        self.mass = mass
+
+    # -------------------------------------------------------------- kinematics
+    @staticmethod
+    def _chord(X: np.ndarray, u: np.ndarray) -> Chord:
+        return chord(X, u[:, 0:2], u[:, 3:5])
+
+    @staticmethod
+    def _local_rotations(c: Chord, u: np.ndarray) -> np.ndarray:
+        """tb_i = theta_i - alpha (n_el, 2), as the angle from the chord to the rotated reference chord."""
+        e0 = c.X21 / c.l0[:, None]                                       # (n_el, 2)
+        e = c.e                                                          # (n_el, 2)
+        th = u[:, [2, 5]]                                                # (n_el, 2)
+        cos_t, sin_t = np.cos(th), np.sin(th)
+        # rotated reference chord d_i = R(theta_i) e0, (n_el, 2 nodes, 2)
+        d = np.stack([cos_t * e0[:, None, 0] - sin_t * e0[:, None, 1],
+                      sin_t * e0[:, None, 0] + cos_t * e0[:, None, 1]], axis=-1)
+        cross = e[:, None, 0] * d[..., 1] - e[:, None, 1] * d[..., 0]
+        dot = np.einsum("ei,eni->en", e, d)
+        return np.arctan2(cross, dot)                                    # (n_el, 2)
+
+    def _local_forces(self, X: np.ndarray, u: np.ndarray):
+        c = self._chord(X, u)
+        tb = self._local_rotations(c, u)
+        N = self.EA * c.stretch / c.l0                                   # (n_el,)
+        k = (self.EI / c.l0)[:, None, None] * np.array([[4.0, 2.0], [2.0, 4.0]])  # (n_el, 2, 2)
+        M = np.einsum("eij,ej->ei", k, tb)                               # (n_el, 2)
+        return c, tb, N, M, k
+
+    @staticmethod
+    def _b_rows(c: Chord) -> tuple[np.ndarray, np.ndarray]:
+        """r (n_el, 6) and the bending rows [b1, b2] (n_el, 2, 6) at one configuration."""
+        e = c.e
+        n = e @ _R90.T                                                   # (n_el, 2), e rotated +90 deg
+        r = e @ _J                                                       # [-e, 0, e, 0]
+        z = -(n @ _J) / c.l[:, None]                                     # [n, 0, -n, 0] / l
+        b = np.repeat(z[:, None, :], 2, axis=1)
+        b[:, 0, 2] += 1.0
+        b[:, 1, 5] += 1.0
+        return r, b
+
+    # ---------------------------------------------------------- static kernels
+    def axial_strain(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
+        c = self._chord(X, u)
+        return c.stretch / c.l0
+
+    def local_rotations(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """Deformational nodal rotations tb_1, tb_2 relative to the chord (n_el, 2), rad."""
+        return self._local_rotations(self._chord(X, u), u)
+
+    def internal_force(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
+        c, _, N, M, _ = self._local_forces(X, u)
+        r, b = self._b_rows(c)
+        return N[:, None] * r + np.einsum("ei,eij->ej", M, b)
+
+    def force_and_tangent(self, X: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        c, _, N, M, k = self._local_forces(X, u)
+        r, b = self._b_rows(c)
+        q = N[:, None] * r + np.einsum("ei,eij->ej", M, b)              # (n_el, 6)
+        zl = b[:, 0] * c.l[:, None]                                      # z, (n_el, 6)
+        zl[:, 2] = 0.0
+        material = ((self.EA / c.l0)[:, None, None] * np.einsum("ei,ej->eij", r, r)
+                    + np.einsum("eai,eab,ebj->eij", b, k, b))
+        # geometric: N dr/dp = N/l z z^T ; (M1 + M2) d(z/l)/dp = -(M1 + M2)/l^2 (r z^T + z r^T)
+        Msum = M.sum(axis=1)
+        rz = np.einsum("ei,ej->eij", r, zl)
+        geometric = ((N / c.l)[:, None, None] * np.einsum("ei,ej->eij", zl, zl)
+                     - (Msum / c.l**2)[:, None, None] * (rz + rz.transpose(0, 2, 1)))
+        return q, material + geometric
+
+    def strain_energy(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
+        c, tb, _, M, _ = self._local_forces(X, u)
+        return 0.5 * self.EA * c.stretch**2 / c.l0 + 0.5 * np.einsum("ei,ei->e", tb, M)
+
+    def mass_matrix(self, X: np.ndarray) -> np.ndarray:
+        l0 = np.linalg.norm(X[:, 1] - X[:, 0], axis=1)
+        m = self.rho_A * l0                                              # (n_el,) kg
+        pattern = np.diag([0.5, 0.5]) if self.mass == "lumped" else np.array([[2.0, 1.0], [1.0, 2.0]]) / 6.0
+        Me = np.zeros((self.n_elements, 6, 6))
+        Me[:, _TRANS[:, None], _TRANS[None, :]] = m[:, None, None] * np.kron(pattern, np.eye(2))[None]
+        Me[:, 2, 2] = Me[:, 5, 5] = 0.5 * self.rho_I * l0
+        return Me
+
+    # ------------------------------------------------------- mid-point kernels
+    def mid_point_force(self, X: np.ndarray, u0: np.ndarray, u1: np.ndarray) -> np.ndarray:
+        return self.mid_point_force_and_tangent(X, u0, u1, tangent=False)[0]
+
+    def mid_point_force_and_tangent(self, X: np.ndarray, u0: np.ndarray, u1: np.ndarray,
+                                    tangent: bool = True):
+        c0, _, N0, M0, _ = self._local_forces(X, u0)
+        c1, _, N1, M1, k = self._local_forces(X, u1)
+        N_av = 0.5 * (N0 + N1)                                           # (n_el,)
+        M_av = 0.5 * (M0 + M1)                                           # (n_el, 2)
+        x21m = 0.5 * (c0.x21 + c1.x21)                                   # (n_el, 2)
+        l_av = 0.5 * (c0.l + c1.l)                                       # (n_el,)
+        r_m = (x21m @ _J) / l_av[:, None]                                # (n_el, 6)
+        # exact chord-rotation increment d_alpha = gamma * (x21_m x dx21) / (l_n l_{n+1})
+        cross01 = c0.x21[:, 0] * c1.x21[:, 1] - c0.x21[:, 1] * c1.x21[:, 0]
+        dalpha = np.arctan2(cross01, np.einsum("ei,ei->e", c0.x21, c1.x21))
+        gamma, dgamma = _sinc_ratio(dalpha)
+        kappa = gamma / (c0.l * c1.l)                                    # (n_el,)
+        nstar = x21m @ _R90.T                                            # (n_el, 2)
+        w = kappa[:, None] * nstar                                       # d_alpha = w . dx21
+        zm = -(w @ _J)                                                   # [w, 0, -w, 0]
+        b_m = np.repeat(zm[:, None, :], 2, axis=1)
+        b_m[:, 0, 2] += 1.0
+        b_m[:, 1, 5] += 1.0
+        q = N_av[:, None] * r_m + np.einsum("ei,eij->ej", M_av, b_m)
+        if not tangent:
+            return q, None
+        r1, b1 = self._b_rows(c1)
+        e1 = c1.e
+        n1 = e1 @ _R90.T
+        # averaged forces: d N_av = EA/(2 l0) r1 dp, d M_av = k/2 b1 dp
+        Kt = (0.5 * (self.EA / c1.l0)[:, None, None] * np.einsum("ei,ej->eij", r_m, r1)
+              + 0.5 * np.einsum("eai,eab,ebj->eij", b_m, k, b1))
+        # d r_m = J^T [I - x21_m e1^T / l_av] J dp / (2 l_av)
+        A = np.eye(2)[None] - np.einsum("ei,ej->eij", x21m, e1) / l_av[:, None, None]
+        Kt += (N_av / (2.0 * l_av))[:, None, None] * np.einsum("ai,eab,bj->eij", _J, A, _J)
+        # d w / d x21 = n*_m g^T + kappa/2 R90,  g = (gamma' n1 - gamma e1) / (l_n l1^2)
+        g = (dgamma[:, None] * n1 - gamma[:, None] * e1) / (c0.l * c1.l**2)[:, None]
+        dw = np.einsum("ei,ej->eij", nstar, g) + 0.5 * kappa[:, None, None] * _R90[None]
+        # z_m = -J^T w, so its contribution is -(M_av,1 + M_av,2) J^T dw J
+        Kt -= M_av.sum(axis=1)[:, None, None] * np.einsum("ai,eab,bj->eij", _J, dw, _J)
+        return q, Kt

@@ -1,0 +1,103 @@
+"""Newton-Raphson driver shared by the time integration schemes and statics.
+
+The Jacobian is factorised with a sparse LU (SuperLU through ``scipy.sparse.linalg.splu``); the
+mid-point tangent is non-symmetric and is never symmetrised.
+
+Convergence: ``|r| <= residual_tol * force_scale`` (force_scale is the largest of the force
+terms in the residual, supplied by the caller), or, once the residual has reached the level
+where round-off dominates (stiff bars: ``|r| <= 1e-6 force_scale``), the correction
+``|dx| <= increment_tol * length_scale``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+
+@dataclass
+class NewtonSettings:
+    """Tolerances of the Newton iteration (relative, dimensionless)."""
+
+    residual_tol: float = 1e-10
+    increment_tol: float = 1e-12
+    max_iterations: int = 40
+    #: the residual must be at least this small (relative) before the increment criterion counts
+    increment_gate: float = 1e-6
+
+
+@dataclass
+class NewtonLog:
+    """Residual and correction norms of every iteration of one solve."""
+
+    residual_norms: list[float] = field(default_factory=list)
+    increment_norms: list[float] = field(default_factory=list)
+    force_scale: float = 0.0
+    converged: bool = False
+    criterion: str = ""
+
+    @property
+    def iterations(self) -> int:
+        return len(self.increment_norms)
+
+    def format(self) -> str:
+        """One line per iteration: k, |r|/scale, |dx|."""
+        lines = []
+        for k, rn in enumerate(self.residual_norms):
+            dx = self.increment_norms[k] if k < len(self.increment_norms) else float("nan")
+            lines.append(f"  it {k:2d}  |r|/F = {rn / self.force_scale:10.3e}  |dx| = {dx:10.3e}")
+        return "\n".join(lines)
+
+
+class NewtonFailure(RuntimeError):
+    """Newton did not converge (or met a singular tangent); carries the iteration log."""
+
+    def __init__(self, message: str, log: NewtonLog) -> None:
+        super().__init__(message)
+        self.log = log
+
+
+ResidualFunction = Callable[[np.ndarray], tuple[np.ndarray, sp.csc_matrix, float]]
+
+
+def newton_solve(residual_and_jacobian: ResidualFunction, x0: np.ndarray, length_scale: float,
+                 settings: NewtonSettings | None = None) -> tuple[np.ndarray, NewtonLog]:
+    """Solve r(x) = 0 from ``x0``.
+
+    ``residual_and_jacobian(x)`` returns ``(r, J, force_scale)`` with r (n,), J a sparse (n, n)
+    matrix and force_scale (N) the magnitude the residual is compared with.
+    """
+    s = settings or NewtonSettings()
+    x = np.array(x0, dtype=float)
+    log = NewtonLog()
+    r, J, scale = residual_and_jacobian(x)
+    for k in range(s.max_iterations + 1):
+        scale = max(scale, np.finfo(float).tiny)
+        rn = float(np.linalg.norm(r))
+        log.residual_norms.append(rn)
+        log.force_scale = scale
+        if not np.isfinite(rn):
+            raise NewtonFailure(f"residual is not finite at iteration {k}", log)
+        if rn <= s.residual_tol * scale:
+            log.converged, log.criterion = True, "residual"
+            return x, log
+        if k == s.max_iterations:
+            break
+        try:
+            dx = spla.splu(sp.csc_matrix(J)).solve(-r)
+        except RuntimeError as exc:                      # SuperLU: "Factor is exactly singular"
+            raise NewtonFailure(f"singular tangent at iteration {k}: {exc}", log) from exc
+        if not np.all(np.isfinite(dx)):
+            raise NewtonFailure(f"non-finite Newton correction at iteration {k}", log)
+        x += dx
+        r, J, scale = residual_and_jacobian(x)
+        dn = float(np.linalg.norm(dx))
+        log.increment_norms.append(dn)
+        if dn <= s.increment_tol * length_scale and rn <= s.increment_gate * scale:
+            log.converged, log.criterion = True, "increment"
+            return x, log
+    raise NewtonFailure(f"no convergence in {s.max_iterations} iterations "
+                        f"(|r|/F = {log.residual_norms[-1] / log.force_scale:.3e})", log)

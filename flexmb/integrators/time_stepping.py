@@ -1,0 +1,190 @@
+"""Fixed-step time integration with automatic step cut-back and energy/momentum bookkeeping.
+
+``integrate`` advances a model with a :mod:`scheme <flexmb.integrators.schemes>` and the shared
+Newton driver. A step whose Newton iteration fails is retried as two half steps (recursively,
+up to ``max_cutbacks`` halvings); output is still recorded at the requested step times. If a
+step cannot be completed, the history computed so far is written (``save_to``) and attached to
+the :class:`TimeIntegrationError`.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from flexmb.assembly import Assembly
+from flexmb.integrators.newton import NewtonFailure, NewtonLog, NewtonSettings, newton_solve
+from flexmb.integrators.schemes import SCHEMES, Scheme, State
+from flexmb.model import Model, ModelError
+from flexmb.progress import Progress
+
+logger = logging.getLogger("flexmb")
+
+
+@dataclass
+class TimeHistory:
+    """Recorded response at the output times.
+
+    Energies in J: ``kinetic``, ``strain``, ``work`` (of loads and support reactions since t0),
+    ``total = kinetic + strain - work`` (constant for a conservative exact solution).
+    """
+
+    scheme: str
+    dt: float
+    t: list[float] = field(default_factory=list)
+    u: list[np.ndarray] = field(default_factory=list)
+    v: list[np.ndarray] = field(default_factory=list)
+    kinetic: list[float] = field(default_factory=list)
+    strain: list[float] = field(default_factory=list)
+    work: list[float] = field(default_factory=list)
+    angular_momentum: list[np.ndarray] = field(default_factory=list)
+    newton_iterations: list[int] = field(default_factory=list)
+    cutbacks: int = 0
+    newton_logs: list[NewtonLog] = field(default_factory=list)
+
+    def record(self, asm: Assembly, s: State, iterations: int) -> None:
+        self.t.append(s.t)
+        self.u.append(s.u.copy())
+        self.v.append(s.v.copy())
+        self.kinetic.append(asm.kinetic_energy(s.v))
+        self.strain.append(asm.strain_energy(s.u))
+        self.work.append(s.work)
+        self.angular_momentum.append(asm.angular_momentum(s.u, s.v))
+        self.newton_iterations.append(iterations)
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """All recorded series as arrays (n_out, ...)."""
+        return {"t": np.array(self.t), "u": np.array(self.u), "v": np.array(self.v),
+                "kinetic": np.array(self.kinetic), "strain": np.array(self.strain),
+                "work": np.array(self.work), "total": self.total_energy,
+                "angular_momentum": np.array(self.angular_momentum),
+                "newton_iterations": np.array(self.newton_iterations)}
+
+    @property
+    def total_energy(self) -> np.ndarray:
+        return np.array(self.kinetic) + np.array(self.strain) - np.array(self.work)
+
+    def energy_error(self) -> np.ndarray:
+        """|E(t) - E(0)| / K(0) (n_out,)."""
+        E = self.total_energy
+        return np.abs(E - E[0]) / self.kinetic[0]
+
+    def angular_momentum_error(self) -> np.ndarray:
+        """|L(t) - L(0)| / |L(0)| (n_out,)."""
+        L = np.array(self.angular_momentum)
+        return np.linalg.norm(L - L[0], axis=1) / np.linalg.norm(L[0])
+
+    def save(self, path: str | Path) -> Path:
+        """Write the history to a compressed ``.npz`` file."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        np.savez_compressed(path, scheme=self.scheme, dt=self.dt, **self.arrays())
+        return path
+
+
+class TimeIntegrationError(RuntimeError):
+    """A step failed even after cut-back; ``history`` holds everything computed before it."""
+
+    def __init__(self, message: str, history: TimeHistory) -> None:
+        super().__init__(message)
+        self.history = history
+
+
+def integrate(model: Model | Assembly, dt: float, t_end: float, scheme: str = "mid-point",
+              u0: np.ndarray | None = None, v0: np.ndarray | None = None, t0: float = 0.0,
+              newton: NewtonSettings | None = None, max_cutbacks: int = 6, output_every: int = 1,
+              progress: bool | None = None, save_to: str | Path | None = None,
+              keep_newton_logs: bool = False) -> TimeHistory:
+    """Integrate from ``t0`` to ``t_end`` with steps ``dt`` (s).
+
+    Parameters
+    ----------
+    model : the model, or an :class:`~flexmb.assembly.Assembly` built from it (reused).
+    scheme : ``"mid-point"`` (energy conserving) or ``"newmark"`` (trapezoidal baseline).
+    u0, v0 : initial displacements and velocities over all DOFs (n_dof,); default zero.
+        Prescribed DOFs take their prescribed value at t0.
+    output_every : record every k-th step.
+    save_to : ``.npz`` path written at the end, and also if the run stops with an error.
+    """
+    asm = model if isinstance(model, Assembly) else Assembly(model)
+    if scheme not in SCHEMES:
+        raise ModelError(f"unknown scheme {scheme!r}; choose one of {', '.join(SCHEMES)}")
+    if not (dt > 0 and t_end > t0):
+        raise ModelError(f"need dt > 0 and t_end > t0, got dt={dt}, t0={t0}, t_end={t_end}")
+    n_steps = int(round((t_end - t0) / dt))
+    if abs(n_steps * dt - (t_end - t0)) > 1e-9 * (t_end - t0):
+        raise ModelError(f"t_end - t0 = {t_end - t0} is not a whole number of steps dt = {dt}")
+    n = asm.n_dof
+    u0 = np.zeros(n) if u0 is None else np.array(u0, dtype=float)
+    v0 = np.zeros(n) if v0 is None else np.array(v0, dtype=float)
+    if u0.shape != (n,) or v0.shape != (n,):
+        raise ModelError(f"u0 and v0 must have shape ({n},), got {u0.shape} and {v0.shape}")
+    u0[asm.dofs.prescribed] = asm.prescribed_values(t0)
+
+    stepper: Scheme = SCHEMES[scheme](asm)
+    state = stepper.initial_state(t0, u0, v0)
+    history = TimeHistory(scheme, dt)
+    history.record(asm, state, 0)
+    settings = newton or NewtonSettings()
+    bar = Progress(t_end - t0, f"{scheme} dt={dt:g}", progress)
+    try:
+        for k in range(1, n_steps + 1):
+            t_target = t0 + k * dt
+            state, its = _advance(stepper, state, t_target - state.t, settings, max_cutbacks, history,
+                                  keep_newton_logs)
+            state.t = t_target                               # no drift of the output times
+            if k % output_every == 0 or k == n_steps:
+                history.record(asm, state, its)
+            bar.update(state.t - t0, f"it={its}")
+    except NewtonFailure as exc:
+        bar.close()
+        message = (f"{scheme}: step to t = {state.t + dt:.6g} s failed after {max_cutbacks} "
+                   f"cut-backs: {exc}\n{exc.log.format()}")
+        if save_to is not None:
+            message += f"\nresults up to t = {state.t:.6g} s written to {history.save(save_to)}"
+        raise TimeIntegrationError(message, history) from exc
+    bar.close()
+    if save_to is not None:
+        history.save(save_to)
+    return history
+
+
+def _advance(stepper: Scheme, s: State, dt: float, settings: NewtonSettings, cutbacks_left: int,
+             history: TimeHistory, keep_logs: bool) -> tuple[State, int]:
+    """One step of size dt; on failure two half steps. Returns the new state and Newton iterations."""
+    try:
+        return _step(stepper, s, dt, settings, history, keep_logs)
+    except NewtonFailure:
+        if cutbacks_left == 0:
+            raise
+        history.cutbacks += 1
+        logger.info("step at t = %.6g s, dt = %.3g s failed; retrying with dt/2", s.t, dt)
+        half, its1 = _advance(stepper, s, 0.5 * dt, settings, cutbacks_left - 1, history, keep_logs)
+        end, its2 = _advance(stepper, half, 0.5 * dt, settings, cutbacks_left - 1, history, keep_logs)
+        return end, its1 + its2
+
+
+def _step(stepper: Scheme, s: State, dt: float, settings: NewtonSettings, history: TimeHistory,
+          keep_logs: bool) -> tuple[State, int]:
+    asm = stepper.asm
+    free, presc = asm.dofs.free, asm.dofs.prescribed
+    u1 = stepper.predict(s, dt)
+    u1[presc] = asm.prescribed_values(s.t + dt)
+
+    def residual(x_free: np.ndarray):
+        u1[free] = x_free
+        res = stepper.residual(s, dt, u1)
+        return res.g[free], asm.free_matrix(res.jacobian_data), res.force_scale
+
+    x, log = newton_solve(residual, u1[free], asm.model.characteristic_length, settings)
+    u1[free] = x
+    if keep_logs:
+        history.newton_logs.append(log)
+    logger.debug("t = %.6g s: %d Newton iterations (%s)\n%s", s.t + dt, log.iterations, log.criterion,
+                 log.format())
+    res = stepper.residual(s, dt, u1)
+    v1, a1 = stepper.kinematics(s, dt, u1)
+    work = s.work + stepper.work_increment(s, res, u1)
+    return State(s.t + dt, u1, v1, a1, stepper.reaction(res), work), log.iterations

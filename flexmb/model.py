@@ -1,0 +1,187 @@
+"""The model a user builds: nodes, element groups, supports, prescribed motion, masses and loads.
+
+A :class:`Model` is plain data. It knows nothing about DOF numbering (see :mod:`flexmb.dofs`)
+or matrices (see :mod:`flexmb.assembly`); it validates what it is given and says which item
+is wrong.
+
+Conventions (also in the README):
+
+* SI units throughout unless a validation case says otherwise.
+* DOF names per node: 2D ``ux, uy`` and, on nodes carrying beams, ``rz``;
+  3D ``ux, uy, uz`` and ``rx, ry, rz``.
+* A value given as a callable is a function of time ``t`` (s) in dynamics and of the load
+  factor ``lam`` in statics; a plain number is constant in dynamics and scaled by the load
+  factor in statics (proportional loading).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Sequence, Union
+
+import numpy as np
+
+from flexmb.elements.base import ElementGroup
+from flexmb.elements.beam2d import Beam2D
+from flexmb.elements.truss import Truss
+
+Value = Union[float, Callable[[float], float]]
+
+TRANSLATION_NAMES = {2: ("ux", "uy"), 3: ("ux", "uy", "uz")}
+ROTATION_NAMES = {2: ("rz",), 3: ("rx", "ry", "rz")}
+
+
+class ModelError(ValueError):
+    """Raised for invalid model input; the message names the offending item."""
+
+
+@dataclass
+class NodalValue:
+    """A load or a prescribed displacement on one DOF of one node."""
+
+    node: int
+    dof: str
+    value: Value
+
+    def at(self, t: float, statics: bool = False) -> float:
+        """Value at time ``t`` (dynamics) or load factor ``t`` (statics)."""
+        if callable(self.value):
+            return float(self.value(t))
+        return float(self.value) * (t if statics else 1.0)
+
+
+@dataclass
+class Model:
+    """A finite element / multibody model in ``dim`` = 2 or 3 space dimensions."""
+
+    dim: int = 2
+    coordinates: np.ndarray = field(init=False)
+    groups: list[ElementGroup] = field(default_factory=list, init=False)
+    prescribed: dict[tuple[int, str], NodalValue] = field(default_factory=dict, init=False)
+    loads: list[NodalValue] = field(default_factory=list, init=False)
+    point_masses: list[tuple[int, float, float]] = field(default_factory=list, init=False)
+    gravity: np.ndarray = field(init=False)
+
+    def __post_init__(self) -> None:
+        if self.dim not in (2, 3):
+            raise ModelError(f"Model dim must be 2 or 3, got {self.dim!r}")
+        self.coordinates = np.zeros((0, self.dim))
+        self.gravity = np.zeros(self.dim)
+
+    # ------------------------------------------------------------------ nodes
+    @property
+    def n_nodes(self) -> int:
+        return len(self.coordinates)
+
+    def add_node(self, position: Sequence[float]) -> int:
+        """Add one node at ``position`` (m); returns its index."""
+        return int(self.add_nodes(np.asarray(position, dtype=float)[None, :])[0])
+
+    def add_nodes(self, positions: np.ndarray) -> np.ndarray:
+        """Add nodes at ``positions`` (n, dim) in m; returns their indices (n,)."""
+        positions = np.atleast_2d(np.asarray(positions, dtype=float))
+        if positions.shape[1] != self.dim:
+            raise ModelError(
+                f"node positions must have {self.dim} coordinates each, got shape {positions.shape}")
+        if not np.all(np.isfinite(positions)):
+            bad = int(np.flatnonzero(~np.all(np.isfinite(positions), axis=1))[0])
+            raise ModelError(f"node {self.n_nodes + bad} has a non-finite coordinate {positions[bad]}")
+        first = self.n_nodes
+        self.coordinates = np.vstack([self.coordinates, positions])
+        return np.arange(first, self.n_nodes)
+
+    def _check_node(self, node: int, what: str) -> int:
+        if not (0 <= int(node) < self.n_nodes):
+            raise ModelError(f"{what}: node {node} does not exist (model has {self.n_nodes} nodes)")
+        return int(node)
+
+    def dof_names(self, rotations: bool) -> tuple[str, ...]:
+        """DOF names of a node with or without rotational DOFs."""
+        return TRANSLATION_NAMES[self.dim] + (ROTATION_NAMES[self.dim] if rotations else ())
+
+    def _check_dof(self, dof: str, what: str) -> str:
+        if dof not in self.dof_names(True):
+            raise ModelError(f"{what}: unknown DOF {dof!r}; a {self.dim}D node has "
+                             f"{', '.join(self.dof_names(True))}")
+        return dof
+
+    # --------------------------------------------------------------- elements
+    def add_group(self, group: ElementGroup) -> ElementGroup:
+        """Add an element group; its connectivity must refer to existing nodes."""
+        if group.dim != self.dim:
+            raise ModelError(f"element group {group.name!r} is {group.dim}D, the model is {self.dim}D")
+        conn = group.connectivity
+        bad = np.flatnonzero(np.any((conn < 0) | (conn >= self.n_nodes), axis=1))
+        if bad.size:
+            e = int(bad[0])
+            raise ModelError(f"element {e} of group {group.name!r} refers to node(s) "
+                             f"{conn[e].tolist()}, the model has nodes 0..{self.n_nodes - 1}")
+        X = self.coordinates[conn]                                   # (n_el, nn, dim)
+        lengths = np.linalg.norm(X[:, -1] - X[:, 0], axis=-1)
+        if np.any(lengths <= 0.0):
+            e = int(np.flatnonzero(lengths <= 0.0)[0])
+            raise ModelError(f"element {e} of group {group.name!r} has zero length "
+                             f"(nodes {conn[e].tolist()} coincide)")
+        self.groups.append(group)
+        return group
+
+    def add_truss(self, connectivity: np.ndarray, EA: float | np.ndarray, rho_A: float | np.ndarray = 0.0,
+                  mass: str = "lumped", name: str = "truss") -> Truss:
+        """Add co-rotational bars (n_el, 2): EA in N, rho_A in kg/m."""
+        return self.add_group(Truss(connectivity, self.dim, EA, rho_A, mass, name))
+
+    def add_beam2d(self, connectivity: np.ndarray, EA: float | np.ndarray, EI: float | np.ndarray,
+                   rho_A: float | np.ndarray = 0.0, rho_I: float | np.ndarray = 0.0,
+                   mass: str = "lumped", name: str = "beam2d") -> Beam2D:
+        """Add planar co-rotational beams (n_el, 2): EA in N, EI in N m^2, rho_A in kg/m, rho_I in kg m."""
+        if self.dim != 2:
+            raise ModelError(f"add_beam2d needs a 2D model, this one is {self.dim}D")
+        return self.add_group(Beam2D(connectivity, EA, EI, rho_A, rho_I, mass, name))
+
+    # ------------------------------------------------------- supports/motion
+    def fix(self, node: int, dofs: Sequence[str] | str = "all") -> None:
+        """Fix DOFs of ``node`` (``"all"``, a name such as ``"uy"`` or a list of names)."""
+        node = self._check_node(node, "fix")
+        names = self.dof_names(True) if dofs == "all" else ([dofs] if isinstance(dofs, str) else dofs)
+        for dof in names:
+            if dofs == "all" and dof in ROTATION_NAMES[self.dim] and not self._node_has_rotations(node):
+                continue
+            self.prescribe(node, dof, 0.0)
+
+    def prescribe(self, node: int, dof: str, value: Value) -> None:
+        """Prescribe the displacement (m) or rotation (rad) of one DOF; ``value`` may be f(t)."""
+        node = self._check_node(node, "prescribe")
+        dof = self._check_dof(dof, f"prescribe node {node}")
+        self.prescribed[(node, dof)] = NodalValue(node, dof, value)
+
+    def _node_has_rotations(self, node: int) -> bool:
+        return any(g.has_rotations and np.any(g.connectivity == node) for g in self.groups)
+
+    # ------------------------------------------------------- masses and loads
+    def add_point_mass(self, node: int, mass: float, inertia: float = 0.0) -> None:
+        """Add a point mass (kg) and, on nodes with rotations, a rotary inertia (kg m^2)."""
+        node = self._check_node(node, "add_point_mass")
+        if mass < 0 or inertia < 0:
+            raise ModelError(f"point mass at node {node}: mass {mass} and inertia {inertia} "
+                             "must be non-negative")
+        self.point_masses.append((node, float(mass), float(inertia)))
+
+    def add_load(self, node: int, dof: str, value: Value) -> None:
+        """Add a nodal force (N) or moment (N m) on one DOF; ``value`` may be f(t)."""
+        node = self._check_node(node, "add_load")
+        dof = self._check_dof(dof, f"add_load node {node}")
+        self.loads.append(NodalValue(node, dof, value))
+
+    def set_gravity(self, acceleration: Sequence[float]) -> None:
+        """Uniform gravitational acceleration (m/s^2), e.g. ``[0, -9.81]``."""
+        g = np.asarray(acceleration, dtype=float)
+        if g.shape != (self.dim,):
+            raise ModelError(f"gravity must have {self.dim} components, got {g.tolist()}")
+        self.gravity = g
+
+    @property
+    def characteristic_length(self) -> float:
+        """Size of the model's bounding box (m), used to scale Newton tolerances."""
+        if self.n_nodes == 0:
+            return 1.0
+        span = np.ptp(self.coordinates, axis=0).max()
+        return float(span) if span > 0 else 1.0
