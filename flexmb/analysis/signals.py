@@ -1,0 +1,16 @@
+"""Post-processing of time series."""
+from __future__ import annotations
+
+import numpy as np
+
+
+def upward_crossings(t: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Times where y crosses zero from below, by linear interpolation (n_crossings,)."""
+    i = np.flatnonzero((y[:-1] < 0.0) & (y[1:] >= 0.0))
+    return t[i] - y[i] * (t[i + 1] - t[i]) / (y[i + 1] - y[i])
+
+
+def mean_period(t: np.ndarray, y: np.ndarray) -> float:
+    """Mean period from the first to the last upward zero crossing; NaN with fewer than two."""
+    c = upward_crossings(t, y)
+    return float((c[-1] - c[0]) / (c.size - 1)) if c.size >= 2 else float("nan")

@@ -1,0 +1,1 @@
+"""Plots (matplotlib) and, later, pyvista scenes. Imported lazily: ``import flexmb`` stays light."""
