@@ -41,8 +41,9 @@ def table_row(case: str, check: Check) -> str:
 
 
 def run_cases(names: Sequence[str] | None = None, quick: bool = False, out_dir: str | Path = "validation-results",
-              cases_dir: str | Path | None = None, stream: TextIO = sys.stdout) -> int:
+              cases_dir: str | Path | None = None, stream: TextIO | None = None) -> int:
     """Run the named cases (all if None); returns the number of failed cases."""
+    stream = stream or sys.stdout
     available = discover_cases(cases_dir)
     selected = list(names) if names else list(available)
     unknown = [n for n in selected if n not in available]
