@@ -46,7 +46,9 @@ class DofMap:
         self.n_dof = int(ndof.sum())
         self._names = [model.dof_names(bool(r)) for r in has_rot]
 
-        p = np.array(sorted(self.index(n, d) for n, d in model.prescribed), dtype=np.int64)
+        explicit = {self.index(n, d) for n, d in model.prescribed}
+        clamped = {int(self.first[n]) + k for n in model.clamped for k in range(ndof[n])}
+        p = np.array(sorted(explicit | clamped), dtype=np.int64)
         self.prescribed = p
         mask = np.ones(self.n_dof, dtype=bool)
         mask[p] = False

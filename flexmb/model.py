@@ -57,6 +57,7 @@ class Model:
     coordinates: np.ndarray = field(init=False)
     groups: list[ElementGroup] = field(default_factory=list, init=False)
     prescribed: dict[tuple[int, str], NodalValue] = field(default_factory=dict, init=False)
+    clamped: set[int] = field(default_factory=set, init=False)
     loads: list[NodalValue] = field(default_factory=list, init=False)
     point_masses: list[tuple[int, float, float]] = field(default_factory=list, init=False)
     gravity: np.ndarray = field(init=False)
@@ -139,12 +140,13 @@ class Model:
 
     # ------------------------------------------------------- supports/motion
     def fix(self, node: int, dofs: Sequence[str] | str = "all") -> None:
-        """Fix DOFs of ``node`` (``"all"``, a name such as ``"uy"`` or a list of names)."""
+        """Fix DOFs of ``node``: ``"all"`` (translations and, if the node ends up carrying
+        rotations, rotations too), one name such as ``"uy"``, or a list of names."""
         node = self._check_node(node, "fix")
-        names = self.dof_names(True) if dofs == "all" else ([dofs] if isinstance(dofs, str) else dofs)
-        for dof in names:
-            if dofs == "all" and dof in ROTATION_NAMES[self.dim] and not self._node_has_rotations(node):
-                continue
+        if dofs == "all":
+            self.clamped.add(node)
+            return
+        for dof in ([dofs] if isinstance(dofs, str) else dofs):
             self.prescribe(node, dof, 0.0)
 
     def prescribe(self, node: int, dof: str, value: Value) -> None:
@@ -152,9 +154,6 @@ class Model:
         node = self._check_node(node, "prescribe")
         dof = self._check_dof(dof, f"prescribe node {node}")
         self.prescribed[(node, dof)] = NodalValue(node, dof, value)
-
-    def _node_has_rotations(self, node: int) -> bool:
-        return any(g.has_rotations and np.any(g.connectivity == node) for g in self.groups)
 
     # ------------------------------------------------------- masses and loads
     def add_point_mass(self, node: int, mass: float, inertia: float = 0.0) -> None:

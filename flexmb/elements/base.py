@@ -47,7 +47,11 @@ class ElementGroup(ABC):
     @staticmethod
     def _per_element(value: float | np.ndarray, n_el: int, what: str, name: str,
                      positive: bool = True) -> np.ndarray:
-        arr = np.broadcast_to(np.asarray(value, dtype=float), (n_el,)).copy()
+        try:
+            arr = np.broadcast_to(np.asarray(value, dtype=float), (n_el,)).copy()
+        except ValueError:
+            raise ValueError(f"{name}: {what} must be a scalar or have one value per element "
+                             f"({n_el}), got shape {np.shape(value)}") from None
         bad = np.flatnonzero(~np.isfinite(arr) | ((arr <= 0) if positive else (arr < 0)))
         if bad.size:
             sign = "positive" if positive else "non-negative"

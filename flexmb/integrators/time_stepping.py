@@ -67,14 +67,15 @@ class TimeHistory:
         return np.array(self.kinetic) + np.array(self.strain) - np.array(self.work)
 
     def energy_error(self) -> np.ndarray:
-        """|E(t) - E(0)| / K(0) (n_out,)."""
+        """|E(t) - E(0)| / K(0) (n_out,); a run starting at rest is scaled by its largest K."""
         E = self.total_energy
-        return np.abs(E - E[0]) / self.kinetic[0]
+        return np.abs(E - E[0]) / _reference(self.kinetic[0], max(self.kinetic))
 
     def angular_momentum_error(self) -> np.ndarray:
-        """|L(t) - L(0)| / |L(0)| (n_out,)."""
+        """|L(t) - L(0)| / |L(0)| (n_out,); a run starting with L = 0 is scaled by its largest |L|."""
         L = np.array(self.angular_momentum)
-        return np.linalg.norm(L - L[0], axis=1) / np.linalg.norm(L[0])
+        norms = np.linalg.norm(L, axis=1)
+        return np.linalg.norm(L - L[0], axis=1) / _reference(norms[0], norms.max())
 
     def save(self, path: str | Path) -> Path:
         """Write the history to a compressed ``.npz`` file."""
@@ -82,6 +83,11 @@ class TimeHistory:
         path.parent.mkdir(parents=True, exist_ok=True)
         np.savez_compressed(path, scheme=self.scheme, dt=self.dt, **self.arrays())
         return path
+
+
+def _reference(initial: float, largest: float) -> float:
+    """Normalising value: the initial one, else the largest, else 1 (all zero)."""
+    return initial if initial > 0 else (largest if largest > 0 else 1.0)
 
 
 class TimeIntegrationError(RuntimeError):

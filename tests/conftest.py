@@ -1,0 +1,44 @@
+"""Shared helpers of the element and assembly tests: seeded generator, batched finite differences."""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+import pytest
+
+SEED = 20240611
+
+
+@pytest.fixture
+def rng() -> np.random.Generator:
+    """A fresh generator with a fixed seed, so every test sees the same random elements."""
+    return np.random.default_rng(SEED)
+
+
+def _central_fd(fun: Callable[[np.ndarray], np.ndarray], u: np.ndarray, h: float) -> np.ndarray:
+    """Central-difference Jacobian of a batched function f(u) (n_el, m) at u (n_el, ne).
+
+    Returns (n_el, m, ne): column j is (f(u + h e_j) - f(u - h e_j)) / (2 h), for all elements at once.
+    """
+    cols = []
+    for j in range(u.shape[1]):
+        du = np.zeros_like(u)
+        du[:, j] = h
+        cols.append((fun(u + du) - fun(u - du)) / (2.0 * h))          # (n_el, m)
+    return np.stack(cols, axis=2)                                       # (n_el, m, ne)
+
+
+def _relative_error(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """Per-element ||A - B|| / ||B|| over all axes but the first, (n_el,)."""
+    axes = tuple(range(1, A.ndim))
+    return np.sqrt(np.sum((A - B) ** 2, axis=axes) / np.sum(B ** 2, axis=axes))
+
+
+@pytest.fixture
+def central_fd() -> Callable[[Callable[[np.ndarray], np.ndarray], np.ndarray, float], np.ndarray]:
+    return _central_fd
+
+
+@pytest.fixture
+def relative_error() -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    return _relative_error
