@@ -20,7 +20,7 @@ from scipy.special import ellipk
 
 import flexmb as fm
 from flexmb.analysis.signals import mean_period
-from flexmb.validation import CaseReport, Check
+from flexmb.validation import CaseReport, Check, print_report
 
 CASE = "bathe-pendulum"
 TITLE = "Bathe's pendulum: energy conservation and Newmark locking"
@@ -103,28 +103,16 @@ def run(quick: bool = False) -> CaseReport:
 
 
 def _figure(runs: dict, ix: int):
-    from flexmb.viz.plots import energy_drift, panels
+    from flexmb.viz.plots import dynamics_overview
 
-    fig, (ax1, ax2, ax3) = panels(3, "Bathe's pendulum (Crisfield & Shi 1993)")
-    for (scheme, dt), h in runs.items():
-        ax1.plot(h.t, np.array(h.u)[:, ix], label=f"{scheme} dt={dt}")
-        ax3.semilogy(h.t, np.maximum(axial_energy_share(h), 1e-16), label=f"{scheme} dt={dt}")
-    ax1.set_xlabel("time (s)")
-    ax1.set_ylabel("horizontal tip displacement (m)")
-    ax1.legend(fontsize=8)
-    energy_drift(ax2, [(f"{s} dt={dt}", np.array(h.t), h.energy_error()) for (s, dt), h in runs.items()])
-    ax3.set_xlabel("time (s)")
-    ax3.set_ylabel("axial strain energy / total energy")
-    ax3.grid(True, which="both", alpha=0.3)
-    ax3.legend(fontsize=8)
-    fig.tight_layout()
-    return fig
+    return dynamics_overview("Bathe's pendulum (Crisfield & Shi 1993)",
+                             {f"{s} dt={dt}": h for (s, dt), h in runs.items()},
+                             lambda h: np.array(h.u)[:, ix], "horizontal tip displacement (m)",
+                             axial_energy_share, "axial strain energy / total energy")
 
 
 def main() -> None:
-    report = run()
-    for c in report.checks:
-        print(f"{c.quantity}: {c.value:.6g} ({'ok' if c.passed else 'FAIL'})")
+    print_report(run())
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 import flexmb as fm
-from flexmb.validation import CaseReport, Check
+from flexmb.validation import CaseReport, Check, print_report
 
 CASE = "free-flying-chain"
 TITLE = "Free-flying four-bar chain: rigid spin, energy and momentum"
@@ -124,29 +124,18 @@ def _strains(asm: fm.Assembly, h: fm.TimeHistory) -> np.ndarray:
 
 
 def _figure(asm: fm.Assembly, runs: dict):
-    from flexmb.viz.plots import energy_drift, panels
+    from flexmb.viz.plots import dynamics_overview
 
-    fig, (ax1, ax2, ax3) = panels(3, "Free-flying four-bar chain (Crisfield & Shi 1993)")
     t_fine = np.linspace(0.0, T_END, 400)
-    ax1.plot(t_fine, rigid_tip_displacement(t_fine), "k--", label="rigid (exact)")
-    for (s, dt), h in runs.items():
-        ax1.plot(h.t, np.array(h.u)[:, 0], label=f"{s} dt={dt}")
-        ax3.semilogy(h.t, np.maximum(np.abs(_strains(asm, h)).max(axis=1), 1e-16), label=f"{s} dt={dt}")
-    ax1.set_xlabel("time (s)")
-    ax1.set_ylabel("left-tip horizontal displacement (m)")
-    ax1.legend(fontsize=8)
-    energy_drift(ax2, [(f"{s} dt={dt}", np.array(h.t), h.energy_error()) for (s, dt), h in runs.items()])
-    ax3.set_xlabel("time (s)")
-    ax3.set_ylabel("largest axial strain")
-    ax3.grid(True, which="both", alpha=0.3)
-    ax3.legend(fontsize=8)
-    fig.tight_layout()
-    return fig
+    return dynamics_overview("Free-flying four-bar chain (Crisfield & Shi 1993)",
+                             {f"{s} dt={dt}": h for (s, dt), h in runs.items()},
+                             lambda h: np.array(h.u)[:, 0], "left-tip horizontal displacement (m)",
+                             lambda h: np.abs(_strains(asm, h)).max(axis=1), "largest axial strain",
+                             exact=(t_fine, rigid_tip_displacement(t_fine)))
 
 
 def main() -> None:
-    for c in run().checks:
-        print(f"{c.quantity}: {c.value:.6g} ({'ok' if c.passed else 'FAIL'})")
+    print_report(run())
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 import flexmb as fm
-from flexmb.validation import CaseReport, Check
+from flexmb.validation import CaseReport, Check, print_report
 
 CASE = "roll-up-2d"
 TITLE = "Cantilever rolled up into a circle by an end moment (Beam2D)"
@@ -100,8 +100,7 @@ def _figure(asm: fm.Assembly, path: fm.StaticPath, lams: np.ndarray):
 
 
 def main() -> None:
-    for c in run().checks:
-        print(f"{c.quantity}: {c.value:.6g} ({'ok' if c.passed else 'FAIL'})")
+    print_report(run())
 
 
 if __name__ == "__main__":

@@ -6,6 +6,6 @@ and names, for every checked quantity, its reference value, source and tolerance
 """
 from flexmb.validation.report import CaseReport, Check
 from flexmb.validation.registry import discover_cases, find_cases_dir
-from flexmb.validation.runner import run_cases
+from flexmb.validation.runner import print_report, run_cases
 
-__all__ = ["CaseReport", "Check", "discover_cases", "find_cases_dir", "run_cases"]
+__all__ = ["CaseReport", "Check", "discover_cases", "find_cases_dir", "print_report", "run_cases"]

@@ -40,6 +40,14 @@ def table_row(case: str, check: Check) -> str:
                  "ok" if check.passed else "FAIL"))
 
 
+def print_report(report: CaseReport, stream: TextIO | None = None) -> None:
+    """The table rows of one case (for running a case script on its own)."""
+    stream = stream or sys.stdout
+    print(_row(_COLUMNS), file=stream)
+    for check in report.checks:
+        print(table_row(report.case, check), file=stream)
+
+
 def run_cases(names: Sequence[str] | None = None, quick: bool = False, out_dir: str | Path = "validation-results",
               cases_dir: str | Path | None = None, stream: TextIO | None = None) -> int:
     """Run the named cases (all if None); returns the number of failed cases."""

@@ -1,7 +1,7 @@
 """Matplotlib helpers shared by examples and validation cases (pyplot is imported on call)."""
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Callable, Iterable
 
 import numpy as np
 
@@ -23,3 +23,29 @@ def energy_drift(ax, runs: Iterable[tuple[str, np.ndarray, np.ndarray]], floor: 
     ax.set_ylabel("|E(t) - E(0)| / K(0)")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
+
+
+def dynamics_overview(title: str, runs: dict, displacement: Callable, displacement_label: str,
+                      diagnostic: Callable, diagnostic_label: str,
+                      exact: tuple[np.ndarray, np.ndarray] | None = None):
+    """Three panels for a set of time histories ``{label: TimeHistory}``: a displacement vs time
+    (with an optional exact curve), the energy drift, and a diagnostic on a log scale.
+
+    ``displacement(h)`` and ``diagnostic(h)`` map a history to an array (n_out,).
+    """
+    fig, (ax1, ax2, ax3) = panels(3, title)
+    if exact is not None:
+        ax1.plot(*exact, "k--", label="exact")
+    for label, h in runs.items():
+        ax1.plot(h.t, displacement(h), label=label)
+        ax3.semilogy(h.t, np.maximum(diagnostic(h), 1e-16), label=label)
+    ax1.set_xlabel("time (s)")
+    ax1.set_ylabel(displacement_label)
+    ax1.legend(fontsize=8)
+    energy_drift(ax2, [(label, np.array(h.t), h.energy_error()) for label, h in runs.items()])
+    ax3.set_xlabel("time (s)")
+    ax3.set_ylabel(diagnostic_label)
+    ax3.grid(True, which="both", alpha=0.3)
+    ax3.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
