@@ -137,6 +137,10 @@ class Assembly:
             values[i] = pv.at(t, statics)
         return values
 
+    def prescribed_velocities(self, t: float, h: float = 1e-6) -> np.ndarray:
+        """Velocities of the prescribed DOFs (n_p,) by a central difference of their functions (m/s)."""
+        return (self.prescribed_values(t + h) - self.prescribed_values(t - h)) / (2.0 * h)
+
     # ------------------------------------------------------ energy, momentum
     def kinetic_energy(self, v: np.ndarray) -> float:
         return 0.5 * float(v @ (self.mass @ v))

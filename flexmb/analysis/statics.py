@@ -41,7 +41,7 @@ def load_control(model: Model | Assembly, load_factors: Sequence[float] | int = 
                  u0: np.ndarray | None = None) -> StaticPath:
     """Trace equilibrium for increasing load factors (an int n means n equal steps to 1)."""
     asm = model if isinstance(model, Assembly) else Assembly(model)
-    lams = np.linspace(0.0, 1.0, load_factors + 1)[1:] if isinstance(load_factors, int) \
+    lams = np.linspace(0.0, 1.0, int(load_factors) + 1)[1:] if isinstance(load_factors, (int, np.integer)) \
         else np.asarray(load_factors, dtype=float)
     if lams.size == 0:
         raise ModelError("load_control needs at least one load factor")

@@ -20,6 +20,8 @@ increment of (l, tb1, tb2):
   = l_n l_{n+1} sin(d_alpha)``. This makes ``M_av . d_tb`` the exact change of bending energy
   (the paper's approximate chord-rotation increment, eq. 35, made exact). Energy is therefore
   conserved to the Newton tolerance for any step below a half turn of the chord per step.
+  The end-of-step local rotations are taken as ``tb_n + d_theta - d_alpha`` (not re-wrapped), so
+  the identity also holds when a node turns by more than pi relative to its chord in one step.
   Angular momentum is conserved only to O(d_alpha^3) per step, through the bending part:
   exact energy and an exactly torque-free averaged B cannot both hold with this chord angle.
 
@@ -165,16 +167,22 @@ class Beam2D(ElementGroup):
 
     def mid_point_force_and_tangent(self, X: np.ndarray, u0: np.ndarray, u1: np.ndarray,
                                     tangent: bool = True):
-        c0, _, N0, M0, _ = self._local_forces(X, u0)
-        c1, _, N1, M1, k = self._local_forces(X, u1)
+        c0, tb0, N0, M0, k = self._local_forces(X, u0)
+        c1 = self._chord(X, u1)
+        # exact chord-rotation increment d_alpha = gamma * (x21_m x dx21) / (l_n l_{n+1})
+        cross01 = c0.x21[:, 0] * c1.x21[:, 1] - c0.x21[:, 1] * c1.x21[:, 0]
+        dalpha = np.arctan2(cross01, np.einsum("ei,ei->e", c0.x21, c1.x21))
+        # End-of-step local rotations continue the start-of-step ones by the exact increment
+        # instead of being wrapped into (-pi, pi] again: with wrapping, an iterate whose node
+        # lags the chord by a full turn would be a (spurious, energy-violating) solution.
+        tb1 = tb0 + (u1[:, [2, 5]] - u0[:, [2, 5]]) - dalpha[:, None]   # (n_el, 2)
+        N1 = self.EA * c1.stretch / c1.l0
+        M1 = np.einsum("eij,ej->ei", k, tb1)
         N_av = 0.5 * (N0 + N1)                                           # (n_el,)
         M_av = 0.5 * (M0 + M1)                                           # (n_el, 2)
         x21m = 0.5 * (c0.x21 + c1.x21)                                   # (n_el, 2)
         l_av = 0.5 * (c0.l + c1.l)                                       # (n_el,)
         r_m = (x21m @ _J) / l_av[:, None]                                # (n_el, 6)
-        # exact chord-rotation increment d_alpha = gamma * (x21_m x dx21) / (l_n l_{n+1})
-        cross01 = c0.x21[:, 0] * c1.x21[:, 1] - c0.x21[:, 1] * c1.x21[:, 0]
-        dalpha = np.arctan2(cross01, np.einsum("ei,ei->e", c0.x21, c1.x21))
         gamma, dgamma = _sinc_ratio(dalpha)
         kappa = gamma / (c0.l * c1.l)                                    # (n_el,)
         nstar = x21m @ _R90.T                                            # (n_el, 2)

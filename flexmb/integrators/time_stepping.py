@@ -110,7 +110,7 @@ def integrate(model: Model | Assembly, dt: float, t_end: float, scheme: str = "m
     model : the model, or an :class:`~flexmb.assembly.Assembly` built from it (reused).
     scheme : ``"mid-point"`` (energy conserving) or ``"newmark"`` (trapezoidal baseline).
     u0, v0 : initial displacements and velocities over all DOFs (n_dof,); default zero.
-        Prescribed DOFs take their prescribed value at t0.
+        Prescribed DOFs take the value and velocity of their prescribed functions at t0.
     output_every : record every k-th step.
     save_to : ``.npz`` path written at the end, and also if the run stops with an error.
     """
@@ -128,6 +128,7 @@ def integrate(model: Model | Assembly, dt: float, t_end: float, scheme: str = "m
     if u0.shape != (n,) or v0.shape != (n,):
         raise ModelError(f"u0 and v0 must have shape ({n},), got {u0.shape} and {v0.shape}")
     u0[asm.dofs.prescribed] = asm.prescribed_values(t0)
+    v0[asm.dofs.prescribed] = asm.prescribed_velocities(t0)
 
     stepper: Scheme = SCHEMES[scheme](asm)
     state = stepper.initial_state(t0, u0, v0)

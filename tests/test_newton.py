@@ -1,0 +1,172 @@
+"""Tests of the shared Newton driver: quadratic convergence, failures and their logs.
+
+Quadratic convergence is checked on the residual sequence r_k (relative to the force scale):
+near the solution ``r_{k+1} ~ C r_k^2``, so the slope of log r_{k+1} against log r_k is 2.
+Only pairs with r_k below ``NEAR`` (inside the basin) and r_{k+1} above ``ROUND_OFF`` (before
+round-off dominates) are fitted.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import flexmb as fm
+from flexmb.analysis import StaticSolveError
+from flexmb.integrators import NewtonFailure, NewtonLog, NewtonSettings, newton_solve
+
+NEAR = 0.1                      # relative residual below which the iterate is "near the solution"
+ROUND_OFF = 1e3 * np.finfo(float).eps
+MIN_SLOPE = 1.8
+
+
+def _convergence_pairs(relative_residuals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Pairs (r_k, r_{k+1}) near the solution and above round-off."""
+    r = np.asarray(relative_residuals)
+    keep = (r[:-1] <= NEAR) & (r[1:] >= ROUND_OFF) & (r[1:] < r[:-1])
+    return r[:-1][keep], r[1:][keep]
+
+
+def _fitted_order(logs: list[NewtonLog]) -> tuple[float, int, float]:
+    """Slope of log r_{k+1} vs log r_k over all logs, number of pairs, largest r_{k+1}/r_k^2."""
+    rk, rk1 = [], []
+    for log in logs:
+        a, b = _convergence_pairs(np.array(log.residual_norms) / log.force_scale)
+        rk.append(a)
+        rk1.append(b)
+    rk, rk1 = np.concatenate(rk), np.concatenate(rk1)
+    if rk.size < 2:
+        pytest.fail(f"only {rk.size} residual pair(s) between round-off and {NEAR}: nothing to fit")
+    slope = np.polyfit(np.log(rk), np.log(rk1), 1)[0]
+    return float(slope), rk.size, float(np.max(rk1 / rk**2))
+
+
+# ------------------------------------------------------------ analytic system
+def _circle_and_exponential(x: np.ndarray) -> tuple[np.ndarray, sp.csc_matrix, float]:
+    """r = [x^2 + y^2 - 4, exp(x) + y - 1]; roots near (1.004, -1.730) and (-1.816, 0.837)."""
+    r = np.array([x[0] ** 2 + x[1] ** 2 - 4.0, np.exp(x[0]) + x[1] - 1.0])
+    J = sp.csc_matrix(np.array([[2.0 * x[0], 2.0 * x[1]], [np.exp(x[0]), 1.0]]))
+    return r, J, 4.0
+
+
+def test_newton_solve_converges_quadratically_on_analytic_system():
+    settings = NewtonSettings(residual_tol=1e-15, increment_tol=0.0, max_iterations=30)
+    x, log = newton_solve(_circle_and_exponential, np.array([1.0, -1.0]), 1.0, settings)
+    r, _, _ = _circle_and_exponential(x)
+    assert log.converged and np.linalg.norm(r) <= 1e-14 * 4.0, \
+        f"root not found: |r| = {np.linalg.norm(r):.3e}, log:\n{log.format()}"
+    slope, n_pairs, C = _fitted_order([log])
+    assert slope > MIN_SLOPE, (f"convergence order {slope:.3f} < {MIN_SLOPE} over {n_pairs} pairs "
+                               f"(missed by {MIN_SLOPE - slope:.3f}); log:\n{log.format()}")
+    assert C < 10.0, f"r_k+1 <= C r_k^2 needs C = {C:.3g} (> 10); log:\n{log.format()}"
+
+
+def _von_mises_truss(P: float = 200.0, EA: float = 1e4) -> fm.Model:
+    """Shallow two-bar truss (half span 1 m, rise 0.5 m), apex loaded down and sideways."""
+    m = fm.Model(dim=2)
+    left, right, apex = m.add_node([-1.0, 0.0]), m.add_node([1.0, 0.0]), m.add_node([0.0, 0.5])
+    m.add_truss([[left, apex], [right, apex]], EA=EA)
+    m.fix(left)
+    m.fix(right)
+    m.add_load(apex, "uy", -P)
+    m.add_load(apex, "ux", 0.1 * P)
+    return m
+
+
+def _truss_cantilever(n_bays: int = 4, P: float = 3e3, EA: float = 1e5) -> fm.Model:
+    """Plane truss cantilever of square bays (1 m) with diagonals, large tip load."""
+    m = fm.Model(dim=2)
+    bottom = m.add_nodes(np.c_[np.arange(n_bays + 1.0), np.zeros(n_bays + 1)])
+    top = m.add_nodes(np.c_[np.arange(n_bays + 1.0), np.ones(n_bays + 1)])
+    bars = ([[bottom[i], bottom[i + 1]] for i in range(n_bays)]
+            + [[top[i], top[i + 1]] for i in range(n_bays)]
+            + [[bottom[i], top[i]] for i in range(1, n_bays + 1)]
+            + [[bottom[i], top[i + 1]] for i in range(n_bays)])
+    m.add_truss(np.array(bars), EA=EA)
+    m.fix(bottom[0])
+    m.fix(top[0])
+    m.add_load(top[-1], "uy", -P)
+    return m
+
+
+@pytest.mark.parametrize("builder", [_von_mises_truss, _truss_cantilever], ids=["von-mises", "cantilever"])
+def test_load_control_newton_converges_quadratically(builder):
+    settings = NewtonSettings(residual_tol=1e-15, max_iterations=30)
+    path = fm.load_control(builder(), 5, newton=settings)
+    assert path.cutbacks == 0, f"{path.cutbacks} cut-backs: the test problem is meant to be benign"
+    tip = np.max(np.abs(path.u[-1]))
+    assert tip > 0.05, f"largest displacement {tip:.3g} m: problem too linear to test Newton"
+    slope, n_pairs, C = _fitted_order(path.newton_logs)
+    logs = "\n\n".join(log.format() for log in path.newton_logs)
+    assert slope > MIN_SLOPE, (f"convergence order {slope:.3f} < {MIN_SLOPE} over {n_pairs} pairs "
+                               f"(missed by {MIN_SLOPE - slope:.3f}); logs:\n{logs}")
+    assert C < 100.0, f"r_k+1 <= C r_k^2 needs C = {C:.3g} (> 100); logs:\n{logs}"
+
+
+# ------------------------------------------------------------------- failures
+def _flat_string() -> fm.Model:
+    """Two collinear bars without pre-tension, middle node loaded sideways: a mechanism at u = 0."""
+    m = fm.Model(dim=2)
+    a, b, c = m.add_node([0.0, 0.0]), m.add_node([1.0, 0.0]), m.add_node([2.0, 0.0])
+    m.add_truss([[a, b], [b, c]], EA=1e3)
+    m.fix(a)
+    m.fix(c)
+    m.add_load(b, "uy", -1.0)
+    return m
+
+
+def test_singular_tangent_raises_newton_failure_with_log():
+    asm = fm.Assembly(_flat_string())
+    free = asm.dofs.free
+    f = asm.external_force(1.0, statics=True)
+
+    def residual(x):
+        u = np.zeros(asm.n_dof)
+        u[free] = x
+        q, k_data = asm.force_and_tangent(u)
+        return (q - f)[free], asm.free_matrix(k_data), float(np.linalg.norm(f))
+
+    with pytest.raises(NewtonFailure, match="singular tangent") as info:
+        newton_solve(residual, np.zeros(free.size), 2.0)
+    log = info.value.log
+    assert not log.converged
+    assert len(log.residual_norms) == 1 and log.increment_norms == [], \
+        f"expected the failure at iteration 0, log has {len(log.residual_norms)} residuals"
+    assert "it  0" in log.format()
+
+
+def test_statics_of_mechanism_reports_singular_tangent():
+    with pytest.raises(StaticSolveError, match="singular tangent") as info:
+        fm.load_control(_flat_string(), 2, max_cutbacks=2)
+    cause = info.value.__cause__
+    assert isinstance(cause, NewtonFailure), f"cause is {cause!r}, expected a NewtonFailure"
+    assert cause.log.residual_norms, "the Newton log of the failed solve is empty"
+    assert info.value.path.load_factors == [], "no load factor can have converged"
+
+
+def test_non_convergence_raises_with_log_listing_every_iteration():
+    settings = NewtonSettings(max_iterations=2)
+    with pytest.raises(NewtonFailure, match="no convergence in 2 iterations") as info:
+        newton_solve(_circle_and_exponential, np.array([1.0, -1.0]), 1.0, settings)
+    log = info.value.log
+    assert not log.converged
+    assert len(log.residual_norms) == 3 and len(log.increment_norms) == 2, \
+        f"log has {len(log.residual_norms)} residuals and {len(log.increment_norms)} increments, expected 3 and 2"
+    lines = log.format().splitlines()
+    assert len(lines) == 3, f"format() gave {len(lines)} lines, expected one per residual:\n{log.format()}"
+    for k, line in enumerate(lines):
+        assert line.strip().startswith(f"it {k:2d}".strip()), f"line {k} does not list iteration {k}: {line!r}"
+        rel = log.residual_norms[k] / log.force_scale
+        assert f"{rel:10.3e}".strip() in line, f"line {k} lacks |r|/F = {rel:.3e}: {line!r}"
+
+
+def test_non_finite_residual_raises():
+    def residual(x):
+        with np.errstate(invalid="ignore"):
+            r = np.log(x) - 5.0
+        return r, sp.csc_matrix(np.array([[1.0 / x[0]]])), 5.0
+
+    # Newton on log x = 5 maps x to x (6 - log x): from x = 1000 it lands at x < 0, where log is NaN
+    with pytest.raises(NewtonFailure, match="not finite") as info:
+        newton_solve(residual, np.array([1000.0]), 1.0)
+    assert len(info.value.log.residual_norms) == 2
