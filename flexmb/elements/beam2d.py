@@ -139,12 +139,12 @@ class Beam2D(ElementGroup):
         q = N[:, None] * r + np.einsum("ei,eij->ej", M, b)              # (n_el, 6)
         zl = b[:, 0] * c.l[:, None]                                      # z, (n_el, 6)
         zl[:, 2] = 0.0
-        material = ((self.EA / c.l0)[:, None, None] * np.einsum("ei,ej->eij", r, r)
-                    + np.einsum("eai,eab,ebj->eij", b, k, b))
+        material = ((self.EA / c.l0)[:, None, None] * (r[:, :, None] * r[:, None, :])
+                    + b.transpose(0, 2, 1) @ (k @ b))
         # geometric: N dr/dp = N/l z z^T ; (M1 + M2) d(z/l)/dp = -(M1 + M2)/l^2 (r z^T + z r^T)
         Msum = M.sum(axis=1)
-        rz = np.einsum("ei,ej->eij", r, zl)
-        geometric = ((N / c.l)[:, None, None] * np.einsum("ei,ej->eij", zl, zl)
+        rz = r[:, :, None] * zl[:, None, :]
+        geometric = ((N / c.l)[:, None, None] * (zl[:, :, None] * zl[:, None, :])
                      - (Msum / c.l**2)[:, None, None] * (rz + rz.transpose(0, 2, 1)))
         return q, material + geometric
 
@@ -198,14 +198,14 @@ class Beam2D(ElementGroup):
         e1 = c1.e
         n1 = e1 @ _R90.T
         # averaged forces: d N_av = EA/(2 l0) r1 dp, d M_av = k/2 b1 dp
-        Kt = (0.5 * (self.EA / c1.l0)[:, None, None] * np.einsum("ei,ej->eij", r_m, r1)
-              + 0.5 * np.einsum("eai,eab,ebj->eij", b_m, k, b1))
+        Kt = (0.5 * (self.EA / c1.l0)[:, None, None] * (r_m[:, :, None] * r1[:, None, :])
+              + 0.5 * b_m.transpose(0, 2, 1) @ (k @ b1))
         # d r_m = J^T [I - x21_m e1^T / l_av] J dp / (2 l_av)
         A = np.eye(2)[None] - np.einsum("ei,ej->eij", x21m, e1) / l_av[:, None, None]
-        Kt += (N_av / (2.0 * l_av))[:, None, None] * np.einsum("ai,eab,bj->eij", _J, A, _J)
+        Kt += (N_av / (2.0 * l_av))[:, None, None] * (_J.T @ A @ _J)
         # d w / d x21 = n*_m g^T + kappa/2 R90,  g = (gamma' n1 - gamma e1) / (l_n l1^2)
         g = (dgamma[:, None] * n1 - gamma[:, None] * e1) / (c0.l * c1.l**2)[:, None]
         dw = np.einsum("ei,ej->eij", nstar, g) + 0.5 * kappa[:, None, None] * _R90[None]
         # z_m = -J^T w, so its contribution is -(M_av,1 + M_av,2) J^T dw J
-        Kt -= M_av.sum(axis=1)[:, None, None] * np.einsum("ai,eab,bj->eij", _J, dw, _J)
+        Kt -= M_av.sum(axis=1)[:, None, None] * (_J.T @ dw @ _J)
         return q, Kt
