@@ -42,3 +42,4 @@ def central_fd() -> Callable[[Callable[[np.ndarray], np.ndarray], np.ndarray, fl
 @pytest.fixture
 def relative_error() -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
     return _relative_error
+

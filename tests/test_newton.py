@@ -12,6 +12,7 @@ import pytest
 import scipy.sparse as sp
 
 import flexmb as fm
+from models import truss_bays
 from flexmb.analysis import StaticSolveError
 from flexmb.integrators import NewtonFailure, NewtonLog, NewtonSettings, newton_solve
 
@@ -75,14 +76,7 @@ def _von_mises_truss(P: float = 200.0, EA: float = 1e4) -> fm.Model:
 
 def _truss_cantilever(n_bays: int = 4, P: float = 3e3, EA: float = 1e5) -> fm.Model:
     """Plane truss cantilever of square bays (1 m) with diagonals, large tip load."""
-    m = fm.Model(dim=2)
-    bottom = m.add_nodes(np.c_[np.arange(n_bays + 1.0), np.zeros(n_bays + 1)])
-    top = m.add_nodes(np.c_[np.arange(n_bays + 1.0), np.ones(n_bays + 1)])
-    bars = ([[bottom[i], bottom[i + 1]] for i in range(n_bays)]
-            + [[top[i], top[i + 1]] for i in range(n_bays)]
-            + [[bottom[i], top[i]] for i in range(1, n_bays + 1)]
-            + [[bottom[i], top[i + 1]] for i in range(n_bays)])
-    m.add_truss(np.array(bars), EA=EA)
+    m, bottom, top = truss_bays(n_bays, EA)
     m.fix(bottom[0])
     m.fix(top[0])
     m.add_load(top[-1], "uy", -P)

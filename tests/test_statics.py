@@ -14,6 +14,7 @@ import pytest
 from scipy.optimize import brentq, minimize_scalar
 
 import flexmb as fm
+from models import truss_bays
 
 A_HALF, RISE, EA_VM = 1.0, 0.5, 1e4
 
@@ -83,15 +84,7 @@ def test_von_mises_reactions_match_closed_form():
 
 def truss_cantilever() -> fm.Model:
     """Plane truss cantilever (4 square bays of 1 m) under an oblique tip load and a mid load."""
-    m = fm.Model(dim=2)
-    n_bays = 4
-    bottom = m.add_nodes(np.c_[np.arange(n_bays + 1.0), np.zeros(n_bays + 1)])
-    top = m.add_nodes(np.c_[np.arange(n_bays + 1.0), np.ones(n_bays + 1)])
-    bars = ([[bottom[i], bottom[i + 1]] for i in range(n_bays)]
-            + [[top[i], top[i + 1]] for i in range(n_bays)]
-            + [[bottom[i], top[i]] for i in range(1, n_bays + 1)]
-            + [[bottom[i], top[i + 1]] for i in range(n_bays)])
-    m.add_truss(np.array(bars), EA=1e5, rho_A=2.0)
+    m, bottom, top = truss_bays(4, EA=1e5, rho_A=2.0)
     m.fix(bottom[0])
     m.fix(top[0], "ux")
     m.prescribe(top[0], "uy", 0.05)                      # the support itself moves (scaled by lam)
