@@ -47,8 +47,8 @@ class NewtonLog:
         """One line per iteration: k, |r|/scale, |dx|."""
         lines = []
         for k, rn in enumerate(self.residual_norms):
-            dx = self.increment_norms[k] if k < len(self.increment_norms) else float("nan")
-            lines.append(f"  it {k:2d}  |r|/F = {rn / self.force_scale:10.3e}  |dx| = {dx:10.3e}")
+            dx = f"{self.increment_norms[k]:10.3e}" if k < len(self.increment_norms) else f"{'-':>10s}"
+            lines.append(f"  it {k:2d}  |r|/F = {rn / self.force_scale:10.3e}  |dx| = {dx}")
         return "\n".join(lines)
 
 
