@@ -79,15 +79,18 @@ def _solve_at(asm: Assembly, u_start: np.ndarray, lam: float, settings: NewtonSe
     u[presc] = asm.prescribed_values(lam, statics=True)
     f = asm.external_force(lam, statics=True)
 
+    last = {}                                   # Newton's last evaluation is at its solution
+
     def residual(x_free: np.ndarray):
         u[free] = x_free
         q, k_data = asm.force_and_tangent(u)
+        last["q"] = q
         scale = max(np.linalg.norm(q[free]), np.linalg.norm(f[free]))
         return (q - f)[free], asm.free_matrix(k_data), scale
 
     x, log = newton_solve(residual, u[free], asm.model.characteristic_length, settings)
     u[free] = x
-    reaction = asm.internal_force(u) - f
+    reaction = last["q"] - f
     reaction[free] = 0.0
     path.load_factors.append(lam)
     path.u.append(u.copy())

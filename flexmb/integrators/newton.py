@@ -68,7 +68,8 @@ def newton_solve(residual_and_jacobian: ResidualFunction, x0: np.ndarray, length
     """Solve r(x) = 0 from ``x0``.
 
     ``residual_and_jacobian(x)`` returns ``(r, J, force_scale)`` with r (n,), J a sparse (n, n)
-    matrix and force_scale (N) the magnitude the residual is compared with.
+    matrix and force_scale (N) the magnitude the residual is compared with. The last call is
+    always made at the returned solution, so callers may keep what it computed.
     """
     s = settings or NewtonSettings()
     x = np.array(x0, dtype=float)

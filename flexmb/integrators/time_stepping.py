@@ -180,9 +180,11 @@ def _step(stepper: Scheme, s: State, dt: float, settings: NewtonSettings, histor
     u1 = stepper.predict(s, dt)
     u1[presc] = asm.prescribed_values(s.t + dt)
 
+    last = {}                                   # Newton's last evaluation is at its solution
+
     def residual(x_free: np.ndarray):
         u1[free] = x_free
-        res = stepper.residual(s, dt, u1)
+        res = last["res"] = stepper.residual(s, dt, u1)
         return res.g[free], asm.free_matrix(res.jacobian_data), res.force_scale
 
     x, log = newton_solve(residual, u1[free], asm.model.characteristic_length, settings)
@@ -191,7 +193,7 @@ def _step(stepper: Scheme, s: State, dt: float, settings: NewtonSettings, histor
         history.newton_logs.append(log)
     logger.debug("t = %.6g s: %d Newton iterations (%s)\n%s", s.t + dt, log.iterations, log.criterion,
                  log.format())
-    res = stepper.residual(s, dt, u1)
+    res = last["res"]
     v1, a1 = stepper.kinematics(s, dt, u1)
     work = s.work + stepper.work_increment(s, res, u1)
     return State(s.t + dt, u1, v1, a1, stepper.reaction(res), work), log.iterations
