@@ -81,8 +81,8 @@ class Assembly:
     # -------------------------------------------------------------------- mass
     def _build_mass(self) -> None:
         rows, cols, vals = [], [], []
-        for g, X, ed in zip(self.groups, self._X, self._edofs):
-            Me = g.mass_matrix(X)                                          # (n_el, ne, ne)
+        element_masses = [g.mass_matrix(X) for g, X in zip(self.groups, self._X)]  # (n_el, ne, ne) each
+        for Me, ed in zip(element_masses, self._edofs):
             rows.append(np.repeat(ed, ed.shape[1], axis=1).ravel())
             cols.append(np.tile(ed, (1, ed.shape[1])).ravel())
             vals.append(Me.ravel())
@@ -96,7 +96,7 @@ class Assembly:
         nd = self.n_dof
         self.mass = (sp.coo_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
                                    shape=(nd, nd)) + sp.diags(point)).tocsr()
-        self.mass_data = self.matrix_data([g.mass_matrix(X) for g, X in zip(self.groups, self._X)])
+        self.mass_data = self.matrix_data(element_masses)
         self.mass_data[self._diag_positions] += point[self.dofs.free]
 
     # ----------------------------------------------------------------- physics

@@ -43,3 +43,16 @@ def central_fd() -> Callable[[Callable[[np.ndarray], np.ndarray], np.ndarray, fl
 def relative_error() -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
     return _relative_error
 
+
+
+def _assert_tangent_matches_fd(K: np.ndarray, force: Callable[[np.ndarray], np.ndarray], u: np.ndarray,
+                               label: str, h: float = 1e-6, tol: float = 1e-6) -> None:
+    """Assert K (n_el, m, ne) equals the central-difference Jacobian of ``force`` at u, per element."""
+    err = _relative_error(K, _central_fd(force, u, h))
+    worst = int(np.argmax(err))
+    assert err[worst] < tol, f"{label} vs central FD: element {worst} off by {err[worst]:.2e} (relative)"
+
+
+@pytest.fixture
+def assert_tangent_matches_fd() -> Callable[..., None]:
+    return _assert_tangent_matches_fd

@@ -29,18 +29,23 @@ TIGHT = NewtonSettings(residual_tol=1e-12)
 
 
 # ----------------------------------------------------------------- problems
-def bathe_pendulum(EA: float = 1e10) -> tuple[fm.Assembly, np.ndarray]:
-    """Bathe's pendulum (Crisfield & Shi 1993, section 4.1): assembly and initial velocity."""
+def pendulum(length: float, EA: float, mass: float, g: float, v0_tip: float) -> tuple[fm.Assembly, np.ndarray]:
+    """One bar hanging from a pivot with a tip mass, fired horizontally: assembly and initial velocity."""
     m = fm.Model(dim=2)
-    pivot, tip = m.add_node([0.0, 0.0]), m.add_node([0.0, -3.0443])
+    pivot, tip = m.add_node([0.0, 0.0]), m.add_node([0.0, -length])
     m.add_truss([pivot, tip], EA=EA)
-    m.add_point_mass(tip, 10.0)
+    m.add_point_mass(tip, mass)
     m.fix(pivot)
-    m.set_gravity([0.0, -9.8])
+    m.set_gravity([0.0, -g])
     asm = fm.Assembly(m)
     v0 = np.zeros(asm.n_dof)
-    v0[asm.dofs.index(tip, "ux")] = 7.725
+    v0[asm.dofs.index(tip, "ux")] = v0_tip
     return asm, v0
+
+
+def bathe_pendulum(EA: float = 1e10) -> tuple[fm.Assembly, np.ndarray]:
+    """Bathe's pendulum (Crisfield & Shi 1993, section 2): assembly and initial velocity."""
+    return pendulum(3.0443, EA, 10.0, 9.8, 7.725)
 
 
 def free_chain(mass: str, n_el: int = 4, length: float = 400.0, EA: float = 1e10,
@@ -175,16 +180,7 @@ def test_beam_angular_momentum_drift_is_third_order_per_step():
 # ------------------------------------------------------------ order of accuracy
 def soft_pendulum() -> tuple[fm.Assembly, np.ndarray]:
     """Elastic pendulum: L = 1 m, tip mass 1 kg, EA = 100 N (axial frequency 10 rad/s), g = 9.81."""
-    m = fm.Model(dim=2)
-    pivot, tip = m.add_node([0.0, 0.0]), m.add_node([0.0, -1.0])
-    m.add_truss([pivot, tip], EA=100.0)
-    m.add_point_mass(tip, 1.0)
-    m.fix(pivot)
-    m.set_gravity([0.0, -9.81])
-    asm = fm.Assembly(m)
-    v0 = np.zeros(asm.n_dof)
-    v0[asm.dofs.index(tip, "ux")] = 3.0
-    return asm, v0
+    return pendulum(1.0, 100.0, 1.0, 9.81, 3.0)
 
 
 @pytest.fixture(scope="module")
