@@ -74,6 +74,13 @@ class Assembly:
             out += np.bincount(ed.ravel(), weights=fe.ravel(), minlength=self.n_dof)
         return out
 
+    def update(self, u: np.ndarray, du: np.ndarray) -> np.ndarray:
+        """Configuration ``u`` moved by the increment ``du`` (n_dof,), as Newton's ``x + dx``.
+
+        Translations and planar rotations add; spatial rotations compose (see :mod:`flexmb.rotations`).
+        """
+        return u + du
+
     def gather(self, u: np.ndarray) -> list[np.ndarray]:
         """Element DOF vectors (n_el, ne) per group from a global vector (n_dof,)."""
         return [u[ed] for ed in self._edofs]

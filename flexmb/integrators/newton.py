@@ -64,12 +64,16 @@ ResidualFunction = Callable[[np.ndarray], tuple[np.ndarray, sp.csc_matrix, float
 
 
 def newton_solve(residual_and_jacobian: ResidualFunction, x0: np.ndarray, length_scale: float,
-                 settings: NewtonSettings | None = None) -> tuple[np.ndarray, NewtonLog]:
+                 settings: NewtonSettings | None = None,
+                 update: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None
+                 ) -> tuple[np.ndarray, NewtonLog]:
     """Solve r(x) = 0 from ``x0``.
 
     ``residual_and_jacobian(x)`` returns ``(r, J, force_scale)`` with r (n,), J a sparse (n, n)
     matrix and force_scale (N) the magnitude the residual is compared with. The last call is
     always made at the returned solution, so callers may keep what it computed.
+    ``update(x, dx)`` applies a correction (default ``x + dx``); spatial rotations compose
+    multiplicatively, and J must then be the derivative with respect to that correction.
     """
     s = settings or NewtonSettings()
     x = np.array(x0, dtype=float)
@@ -93,7 +97,7 @@ def newton_solve(residual_and_jacobian: ResidualFunction, x0: np.ndarray, length
             raise NewtonFailure(f"singular tangent at iteration {k}: {exc}", log) from exc
         if not np.all(np.isfinite(dx)):
             raise NewtonFailure(f"non-finite Newton correction at iteration {k}", log)
-        x += dx
+        x = x + dx if update is None else update(x, dx)
         r, J, scale = residual_and_jacobian(x)
         dn = float(np.linalg.norm(dx))
         log.increment_norms.append(dn)
