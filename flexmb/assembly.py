@@ -4,6 +4,12 @@ The sparsity pattern of the free-free block (CSC) is computed once per model, wi
 position of every element-matrix entry in its data array; each Newton iteration then only
 refills the values with one ``np.bincount`` per element group. Vectors are assembled over all
 DOFs, so reactions at prescribed DOFs come out of the same residual.
+
+Spatial rotations (3D nodes with rotations): the DOF vector holds each node's rotation vector;
+increments are spins composed on the left (:meth:`Assembly.update`), or Cayley parameters for
+the mid-point scheme (:meth:`Assembly.cayley_update`). Their rotary inertia is kept per node as
+a tensor in the reference orientation (``rotary_inertia``), outside the constant mass matrix,
+because it turns with the node.
 """
 from __future__ import annotations
 
@@ -11,7 +17,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from flexmb.dofs import DofMap
-from flexmb.model import Model
+from flexmb.model import ROTATION_NAMES, Model, ModelError
+from flexmb.rotations import cayley, cayley_from_matrix, compose, exp_map, log_map, skew
 
 
 class Assembly:
@@ -25,6 +32,7 @@ class Assembly:
         self._X = [model.coordinates[g.connectivity] for g in self.groups]   # (n_el, nn, dim) each
         self._edofs = [self.dofs.element_dofs(g) for g in self.groups]       # (n_el, ne) each
         self._build_pattern()
+        self._setup_rotations()
         self._build_mass()
         self._prescribed_slots = [(int(np.searchsorted(self.dofs.prescribed, self.dofs.index(n, d))), pv)
                                   for (n, d), pv in model.prescribed.items()]
@@ -52,6 +60,7 @@ class Assembly:
         self._entry_sources = sources                                      # flat index into (n_el, ne, ne)
         self._diag_positions = inverse[splits[-1]:] if len(splits) else inverse
         self.nnz = unique.size
+        self._keys = unique
         self._indices = (unique % nf).astype(np.int32)
         self._indptr = np.concatenate([[0], np.cumsum(np.bincount(unique // nf, minlength=nf))]).astype(np.int32)
         self.n_free = nf
@@ -62,6 +71,22 @@ class Assembly:
         for Ke, pos, src in zip(element_matrices, self._entry_positions, self._entry_sources):
             data += np.bincount(pos, weights=Ke.reshape(-1)[src], minlength=self.nnz)
         return data
+
+    def block_data(self, rows: np.ndarray, cols: np.ndarray, blocks: np.ndarray) -> np.ndarray:
+        """Values (nnz,) from blocks (k, a, b) at global DOFs rows (k, a) x cols (k, b).
+
+        Entries at prescribed DOFs are dropped; every other entry must lie in the pattern
+        (blocks coupling DOFs of the same element).
+        """
+        fpos = self.dofs.free_position
+        r = np.broadcast_to(fpos[rows][:, :, None], blocks.shape).ravel()
+        c = np.broadcast_to(fpos[cols][:, None, :], blocks.shape).ravel()
+        valid = (r >= 0) & (c >= 0)
+        keys = c[valid] * self.n_free + r[valid]
+        pos = np.searchsorted(self._keys, keys)
+        if np.any(self._keys[np.minimum(pos, self.nnz - 1)] != keys):
+            raise ValueError("block_data: an entry lies outside the sparsity pattern")
+        return np.bincount(pos, weights=blocks.ravel()[valid], minlength=self.nnz)
 
     def free_matrix(self, data: np.ndarray) -> sp.csc_matrix:
         """Free-free sparse matrix on the fixed pattern."""
@@ -74,12 +99,64 @@ class Assembly:
             out += np.bincount(ed.ravel(), weights=fe.ravel(), minlength=self.n_dof)
         return out
 
+    # -------------------------------------------------------- spatial rotations
+    def _setup_rotations(self) -> None:
+        model = self.model
+        nodes = np.flatnonzero(self.dofs.has_rotations) if model.dim == 3 else np.zeros(0, dtype=np.int64)
+        #: nodes with spatial rotations (n_r,) and their rotation DOFs (n_r, 3)
+        self.rotation_nodes = nodes
+        self.rotation_dofs = (self.dofs.first[nodes][:, None] + 3 + np.arange(3)[None, :]).astype(np.int64)
+        row = np.full(model.n_nodes, -1)
+        row[nodes] = np.arange(nodes.size)
+        self._rotation_row = row
+        for (node, dof), pv in model.prescribed.items():
+            if model.dim == 3 and dof in ROTATION_NAMES[3] and (callable(pv.value) or pv.value != 0.0):
+                raise ModelError(f"prescribed rotation {dof} of node {node}: spatial rotations can only "
+                                 "be fixed (value 0) in this version")
+        self._vector_loads = []
+        for load in model.vector_loads:
+            if row[load.node] < 0:
+                raise ModelError(f"{load.kind} load at node {load.node}: the node has no rotation to "
+                                 "follow (attach a beam to it)")
+            self._vector_loads.append(load)
+
     def update(self, u: np.ndarray, du: np.ndarray) -> np.ndarray:
         """Configuration ``u`` moved by the increment ``du`` (n_dof,), as Newton's ``x + dx``.
 
-        Translations and planar rotations add; spatial rotations compose (see :mod:`flexmb.rotations`).
+        Translations and planar rotations add; spatial rotations compose with ``du`` as a spin,
+        ``R <- exp(hat(du)) R`` (tangents are derivatives with respect to spins).
         """
-        return u + du
+        out = u + du
+        rd = self.rotation_dofs
+        if rd.size:
+            out[rd] = compose(du[rd], u[rd])
+        return out
+
+    def cayley_update(self, u0: np.ndarray, d: np.ndarray) -> np.ndarray:
+        """End-of-step configuration from the step increment d: ``R_{n+1} = cay(d_rot) R_n``."""
+        out = u0 + d
+        rd = self.rotation_dofs
+        if rd.size:
+            out[rd] = log_map(cayley(d[rd]) @ exp_map(u0[rd]))
+        return out
+
+    def cayley_increment(self, u0: np.ndarray, u1: np.ndarray) -> np.ndarray:
+        """Step increment d with ``u1 = cayley_update(u0, d)`` (rotation steps below a half turn)."""
+        d = u1 - u0
+        rd = self.rotation_dofs
+        if rd.size:
+            R0, R1 = exp_map(u0[rd]), exp_map(u1[rd])
+            d[rd] = cayley_from_matrix(R1 @ R0.transpose(0, 2, 1))
+        return d
+
+    def rotation_matrices(self, u: np.ndarray) -> np.ndarray:
+        """Rotation matrices (n_r, 3, 3) of the nodes with spatial rotations."""
+        return exp_map(u[self.rotation_dofs])
+
+    def rotary_block_data(self, blocks: np.ndarray) -> np.ndarray:
+        """Values (nnz,) of 3x3 blocks (n_r, 3, 3) on the rotation DOFs of each rotating node."""
+        rd = self.rotation_dofs
+        return self.block_data(rd, rd, blocks) if rd.size else np.zeros(self.nnz)
 
     def gather(self, u: np.ndarray) -> list[np.ndarray]:
         """Element DOF vectors (n_el, ne) per group from a global vector (n_dof,)."""
@@ -94,12 +171,18 @@ class Assembly:
             cols.append(np.tile(ed, (1, ed.shape[1])).ravel())
             vals.append(Me.ravel())
         point = np.zeros(self.n_dof)
+        #: rotary inertia of the rotating 3D nodes in their reference orientation (n_r, 3, 3), kg m^2
+        self.rotary_inertia = np.zeros((self.rotation_nodes.size, 3, 3))
+        for g, X in zip(self.groups, self._X):
+            if hasattr(g, "rotary_inertia"):
+                np.add.at(self.rotary_inertia, self._rotation_row[g.connectivity], g.rotary_inertia(X))
         for node, mass, inertia in self.model.point_masses:
             point[self.dofs.translations()[node]] += mass
             if self.dofs.has_rotations[node]:
-                first_rot = self.dofs.first[node] + self.model.dim
-                n_rot = 1 if self.model.dim == 2 else 3
-                point[first_rot:first_rot + n_rot] += inertia
+                if self.model.dim == 2:
+                    point[self.dofs.first[node] + 2] += inertia
+                else:
+                    self.rotary_inertia[self._rotation_row[node]] += inertia * np.eye(3)
         nd = self.n_dof
         self.mass = (sp.coo_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
                                    shape=(nd, nd)) + sp.diags(point)).tocsr()
@@ -122,6 +205,25 @@ class Assembly:
                for g, X, a, b in zip(self.groups, self._X, self.gather(u0), self.gather(u1))]
         return self.vector([o[0] for o in out]), self.matrix_data([o[1] for o in out])
 
+    def static_residual(self, u: np.ndarray, lam: float) -> tuple[np.ndarray, np.ndarray, float]:
+        """Statics at load factor lam: ``r = q(u) - f(lam, u)`` (n_dof,), dr/du data (nnz,) and the
+        force scale max(|q_free|, |f_free|) (N); includes the stiffness of follower loads."""
+        q, k_data = self.force_and_tangent(u)
+        f = self.external_force(lam, statics=True, u=u)
+        if self._vector_loads:
+            k_data = k_data - self.load_stiffness_data(u, lam, statics=True)
+        free = self.dofs.free
+        return q - f, k_data, max(float(np.linalg.norm(q[free])), float(np.linalg.norm(f[free])))
+
+    def stresses(self, u: np.ndarray) -> list[np.ndarray]:
+        """Generalized stresses per group, (n_el, n_s) each (see each element's docstring)."""
+        return [g.generalized_stresses(X, ue) for g, X, ue in zip(self.groups, self._X, self.gather(u))]
+
+    def geometric_stiffness_data(self, u: np.ndarray, stresses: list[np.ndarray]) -> np.ndarray:
+        """Free-free data (nnz,) of the geometric stiffness at u for given stresses per group."""
+        return self.matrix_data([g.geometric_stiffness(X, ue, s) for g, X, ue, s
+                                 in zip(self.groups, self._X, self.gather(u), stresses)])
+
     def strain_energy(self, u: np.ndarray) -> float:
         """Total strain energy (J)."""
         return float(sum(g.strain_energy(X, ue).sum() for g, X, ue in zip(self.groups, self._X, self.gather(u))))
@@ -130,12 +232,52 @@ class Assembly:
         """Axial strains of all elements of all groups, concatenated (n_el_total,)."""
         return np.concatenate([g.axial_strain(X, ue) for g, X, ue in zip(self.groups, self._X, self.gather(u))])
 
-    def external_force(self, t: float, statics: bool = False) -> np.ndarray:
-        """Nodal loads and gravity at time t (or load factor t in statics), (n_dof,)."""
+    def external_force(self, t: float, statics: bool = False, u: np.ndarray | None = None) -> np.ndarray:
+        """Nodal loads and gravity at time t (or load factor t in statics), (n_dof,).
+
+        Loads that follow the node's rotation need the configuration u.
+        """
         f = self.mass @ self._gravity_field * (t if statics else 1.0)
         for i, load in self._load_slots:
             f[i] += load.at(t, statics)
+        if self._vector_loads:
+            if u is None:
+                raise ModelError("the model has follower or semi-tangential loads: external_force needs u")
+            for load, rows, _, value in self._vector_load_terms(u, t, statics):
+                f[rows] += value
         return f
+
+    def _vector_load_terms(self, u: np.ndarray, t: float, statics: bool):
+        """(load, rows (3,), rotation DOFs (3,), spin-conjugate load vector (3,)) per vector load."""
+        for load in self._vector_loads:
+            rot = self.rotation_dofs[self._rotation_row[load.node]]
+            R = exp_map(u[rot])
+            v = load.at(t, statics)
+            if load.kind == "follower-force":
+                yield load, self.dofs.translations()[load.node], rot, R @ v
+            elif load.kind == "follower-moment":
+                yield load, rot, rot, R @ v
+            else:
+                c = cayley_from_matrix(R)
+                yield load, rot, rot, v + 0.5 * np.cross(c, v) + 0.25 * c * (c @ v)
+
+    def load_stiffness_data(self, u: np.ndarray, t: float, statics: bool = False) -> np.ndarray:
+        """Derivative of the follower and semi-tangential loads w.r.t. the spins, data (nnz,)."""
+        rows, cols, blocks = [], [], []
+        for load, r, rot, value in self._vector_load_terms(u, t, statics):
+            if load.kind == "semi-tangential-moment":
+                M = load.at(t, statics)
+                c = cayley_from_matrix(exp_map(u[rot]))
+                dc = np.eye(3) - 0.5 * skew(c) + 0.25 * np.outer(c, c)         # dc / dspin
+                block = (-0.5 * skew(M) + 0.25 * (np.outer(c, M) + (c @ M) * np.eye(3))) @ dc
+            else:
+                block = -skew(value)                                           # d(R v)/dspin
+            rows.append(r)
+            cols.append(rot)
+            blocks.append(block)
+        if not blocks:
+            return np.zeros(self.nnz)
+        return self.block_data(np.array(rows), np.array(cols), np.array(blocks))
 
     def prescribed_values(self, t: float, statics: bool = False) -> np.ndarray:
         """Values of the prescribed DOFs (n_p,) in the order of ``dofs.prescribed``."""
@@ -149,8 +291,20 @@ class Assembly:
         return (self.prescribed_values(t + h) - self.prescribed_values(t - h)) / (2.0 * h)
 
     # ------------------------------------------------------ energy, momentum
-    def kinetic_energy(self, v: np.ndarray) -> float:
-        return 0.5 * float(v @ (self.mass @ v))
+    def spatial_inertia(self, u: np.ndarray) -> np.ndarray:
+        """Rotary inertia of the rotating 3D nodes in the current orientation, R J R^T (n_r, 3, 3)."""
+        R = self.rotation_matrices(u)
+        return R @ self.rotary_inertia @ R.transpose(0, 2, 1)
+
+    def kinetic_energy(self, v: np.ndarray, u: np.ndarray | None = None) -> float:
+        """Kinetic energy (J); u is needed when 3D nodes carry rotary inertia."""
+        T = 0.5 * float(v @ (self.mass @ v))
+        if self.rotation_nodes.size and np.any(self.rotary_inertia):
+            if u is None:
+                raise ValueError("kinetic_energy: the model has spatial rotary inertia, pass u")
+            w = v[self.rotation_dofs]
+            T += 0.5 * float(np.einsum("ni,nij,nj->", w, self.spatial_inertia(u), w))
+        return T
 
     def positions(self, u: np.ndarray) -> np.ndarray:
         """Current nodal positions (n_nodes, dim)."""
@@ -161,11 +315,11 @@ class Assembly:
         p = self.mass @ v
         x = self.positions(u)
         pt = p[self.dofs.translations()]                                   # (n_nodes, dim)
-        rot = self.dofs.first[self.dofs.has_rotations] + self.model.dim
         if self.model.dim == 2:
+            rot = self.dofs.first[self.dofs.has_rotations] + 2
             L = np.array([np.sum(x[:, 0] * pt[:, 1] - x[:, 1] * pt[:, 0]) + p[rot].sum()])
         else:
             L = np.cross(x, pt).sum(axis=0)
-            for k in range(3):
-                L[k] += p[rot + k].sum()
+            if self.rotation_nodes.size:
+                L += np.einsum("nij,nj->i", self.spatial_inertia(u), v[self.rotation_dofs])
         return L

@@ -8,7 +8,9 @@ Conventions (also in the README):
 
 * SI units throughout unless a validation case says otherwise.
 * DOF names per node: 2D ``ux, uy`` and, on nodes carrying beams, ``rz``;
-  3D ``ux, uy, uz`` and ``rx, ry, rz``.
+  3D ``ux, uy, uz`` and ``rx, ry, rz``. Planar rotations add up (any number of turns); a 3D
+  node's ``rx, ry, rz`` hold the rotation vector of its rotation (principal value, |psi| <= pi,
+  see :mod:`flexmb.rotations`), updated by composition; moments are spatial.
 * A value given as a callable is a function of time ``t`` (s) in dynamics and of the load
   factor ``lam`` in statics; a plain number is constant in dynamics and scaled by the load
   factor in statics (proportional loading).
@@ -22,9 +24,11 @@ import numpy as np
 
 from flexmb.elements.base import ElementGroup
 from flexmb.elements.beam2d import Beam2D
+from flexmb.elements.beam3d import Beam3D
 from flexmb.elements.truss import Truss
 
 Value = Union[float, Callable[[float], float]]
+Vector = Union[Sequence[float], Callable[[float], Sequence[float]]]
 
 TRANSLATION_NAMES = {2: ("ux", "uy"), 3: ("ux", "uy", "uz")}
 ROTATION_NAMES = {2: ("rz",), 3: ("rx", "ry", "rz")}
@@ -50,6 +54,26 @@ class NodalValue:
 
 
 @dataclass
+class NodalVectorLoad:
+    """A force or moment vector (3,) on one 3D node whose direction depends on the node's rotation.
+
+    kind ``"follower-force"`` / ``"follower-moment"``: the vector is given in the reference
+    orientation and turns with the node (f = R F0). kind ``"semi-tangential-moment"``: a
+    conservative moment whose work is ``M . c``, c the Cayley (semi-tangential) rotation vector of
+    the node (Argyris et al. 1979); it is spin-conjugate to ``(I + hat(c)/2 + c c^T/4) M``.
+    """
+
+    node: int
+    kind: str
+    value: Vector
+
+    def at(self, t: float, statics: bool = False) -> np.ndarray:
+        if callable(self.value):
+            return np.asarray(self.value(t), dtype=float)
+        return np.asarray(self.value, dtype=float) * (t if statics else 1.0)
+
+
+@dataclass
 class Model:
     """A finite element / multibody model in ``dim`` = 2 or 3 space dimensions."""
 
@@ -59,6 +83,7 @@ class Model:
     prescribed: dict[tuple[int, str], NodalValue] = field(default_factory=dict, init=False)
     clamped: set[int] = field(default_factory=set, init=False)
     loads: list[NodalValue] = field(default_factory=list, init=False)
+    vector_loads: list[NodalVectorLoad] = field(default_factory=list, init=False)
     point_masses: list[tuple[int, float, float]] = field(default_factory=list, init=False)
     gravity: np.ndarray = field(init=False)
 
@@ -138,6 +163,17 @@ class Model:
             raise ModelError(f"add_beam2d needs a 2D model, this one is {self.dim}D")
         return self.add_group(Beam2D(connectivity, EA, EI, rho_A, rho_I, mass, name))
 
+    def add_beam3d(self, connectivity: np.ndarray, EA: float | np.ndarray, GJ: float | np.ndarray,
+                   EI_y: float | np.ndarray, EI_z: float | np.ndarray, **section) -> Beam3D:
+        """Add spatial co-rotational beams (n_el, 2); see :class:`~flexmb.elements.beam3d.Beam3D`.
+
+        EA in N, GJ, EI_y, EI_z in N m^2; keywords ``GA_ky, GA_kz`` (N), ``rho_A`` (kg/m),
+        ``rho_I`` (3,) (kg m), ``y_axis``, ``second_order``, ``mass``, ``name``.
+        """
+        if self.dim != 3:
+            raise ModelError(f"add_beam3d needs a 3D model, this one is {self.dim}D")
+        return self.add_group(Beam3D(connectivity, EA, GJ, EI_y, EI_z, **section))
+
     # ------------------------------------------------------- supports/motion
     def fix(self, node: int, dofs: Sequence[str] | str = "all") -> None:
         """Fix DOFs of ``node``: ``"all"`` (translations and, if the node ends up carrying
@@ -169,6 +205,26 @@ class Model:
         node = self._check_node(node, "add_load")
         dof = self._check_dof(dof, f"add_load node {node}")
         self.loads.append(NodalValue(node, dof, value))
+
+    def add_follower_force(self, node: int, force: Vector) -> None:
+        """Force (N) given in the node's reference orientation that turns with the node (3D)."""
+        self._add_vector_load(node, "follower-force", force)
+
+    def add_follower_moment(self, node: int, moment: Vector) -> None:
+        """Moment (N m) given in the node's reference orientation that turns with the node (3D)."""
+        self._add_vector_load(node, "follower-moment", moment)
+
+    def add_semi_tangential_moment(self, node: int, moment: Vector) -> None:
+        """Conservative semi-tangential end moment (N m), as in Meijaard's shaft buckling (3D)."""
+        self._add_vector_load(node, "semi-tangential-moment", moment)
+
+    def _add_vector_load(self, node: int, kind: str, value: Vector) -> None:
+        node = self._check_node(node, f"{kind} load")
+        if self.dim != 3:
+            raise ModelError(f"{kind} load at node {node}: only for 3D models")
+        if not callable(value) and np.shape(value) != (3,):
+            raise ModelError(f"{kind} load at node {node}: need 3 components, got {np.shape(value)}")
+        self.vector_loads.append(NodalVectorLoad(node, kind, value))
 
     def set_gravity(self, acceleration: Sequence[float]) -> None:
         """Uniform gravitational acceleration (m/s^2), e.g. ``[0, -9.81]``."""

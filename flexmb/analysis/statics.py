@@ -3,7 +3,8 @@
 Solves ``q(u) = lam f`` for a sequence of load factors ``lam``: constant loads, gravity and
 constant prescribed displacements are scaled by ``lam``; loads and prescribed values given as
 functions are evaluated at ``lam`` (pseudo-time). A failed increment is retried as two half
-increments, up to ``max_cutbacks`` halvings.
+increments, up to ``max_cutbacks`` halvings. Follower and semi-tangential loads enter with
+their load stiffness; spatial rotations are updated by composition (:meth:`Assembly.update`).
 """
 from __future__ import annotations
 
@@ -77,20 +78,24 @@ def _solve_at(asm: Assembly, u_start: np.ndarray, lam: float, settings: NewtonSe
     free, presc = asm.dofs.free, asm.dofs.prescribed
     u = u_start.copy()
     u[presc] = asm.prescribed_values(lam, statics=True)
-    f = asm.external_force(lam, statics=True)
 
     last = {}                                   # Newton's last evaluation is at its solution
 
     def residual(x_free: np.ndarray):
         u[free] = x_free
-        q, k_data = asm.force_and_tangent(u)
-        last["q"] = q
-        scale = max(np.linalg.norm(q[free]), np.linalg.norm(f[free]))
-        return (q - f)[free], asm.free_matrix(k_data), scale
+        r, k_data, scale = asm.static_residual(u, lam)
+        last["r"] = r
+        return r[free], asm.free_matrix(k_data), scale
 
-    x, log = newton_solve(residual, u[free], asm.model.characteristic_length, settings)
+    def update(x_free: np.ndarray, dx_free: np.ndarray) -> np.ndarray:
+        du = np.zeros(asm.n_dof)
+        du[free] = dx_free
+        u[free] = x_free
+        return asm.update(u, du)[free]
+
+    x, log = newton_solve(residual, u[free], asm.model.characteristic_length, settings, update)
     u[free] = x
-    reaction = last["q"] - f
+    reaction = last["r"]
     reaction[free] = 0.0
     path.load_factors.append(lam)
     path.u.append(u.copy())

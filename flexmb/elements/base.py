@@ -46,13 +46,14 @@ class ElementGroup(ABC):
 
     @staticmethod
     def _per_element(value: float | np.ndarray, n_el: int, what: str, name: str,
-                     positive: bool = True) -> np.ndarray:
+                     positive: bool = True, allow_inf: bool = False) -> np.ndarray:
         try:
             arr = np.broadcast_to(np.asarray(value, dtype=float), (n_el,)).copy()
         except ValueError:
             raise ValueError(f"{name}: {what} must be a scalar or have one value per element "
                              f"({n_el}), got shape {np.shape(value)}") from None
-        bad = np.flatnonzero(~np.isfinite(arr) | ((arr <= 0) if positive else (arr < 0)))
+        finite = ~np.isnan(arr) if allow_inf else np.isfinite(arr)
+        bad = np.flatnonzero(~finite | ((arr <= 0) if positive else (arr < 0)))
         if bad.size:
             sign = "positive" if positive else "non-negative"
             raise ValueError(f"{name}: {what} of element {int(bad[0])} is {arr[bad[0]]}, must be {sign}")
@@ -68,8 +69,22 @@ class ElementGroup(ABC):
         """Internal force (n_el, ndof_el) and tangent K_t = dq/du (n_el, ndof_el, ndof_el)."""
 
     def tangent_stiffness(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
-        """Tangent stiffness, material plus geometric (n_el, ndof_el, ndof_el)."""
+        """Tangent stiffness, material plus geometric (n_el, ndof_el, ndof_el).
+
+        For spatial rotations the derivative is with respect to spins (see :mod:`flexmb.rotations`)."""
         return self.force_and_tangent(X, u)[1]
+
+    @abstractmethod
+    def generalized_stresses(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """Stresses conjugate to the element's generalized strains (n_el, n_s)."""
+
+    @abstractmethod
+    def geometric_stiffness(self, X: np.ndarray, u: np.ndarray, stresses: np.ndarray) -> np.ndarray:
+        """The part of the tangent at u that is linear in given stresses (n_el, n_s): (n_el, ne, ne).
+
+        With the element's own stresses it is the geometric stiffness; linear buckling uses it
+        with the stresses of a reference load.
+        """
 
     @abstractmethod
     def strain_energy(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:

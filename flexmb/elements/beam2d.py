@@ -137,16 +137,29 @@ class Beam2D(ElementGroup):
         c, _, N, M, k = self._local_forces(X, u)
         r, b = self._b_rows(c)
         q = N[:, None] * r + np.einsum("ei,eij->ej", M, b)              # (n_el, 6)
-        zl = b[:, 0] * c.l[:, None]                                      # z, (n_el, 6)
-        zl[:, 2] = 0.0
         material = ((self.EA / c.l0)[:, None, None] * (r[:, :, None] * r[:, None, :])
                     + b.transpose(0, 2, 1) @ (k @ b))
-        # geometric: N dr/dp = N/l z z^T ; (M1 + M2) d(z/l)/dp = -(M1 + M2)/l^2 (r z^T + z r^T)
-        Msum = M.sum(axis=1)
+        return q, material + self._geometric(c, r, b, N, M)
+
+    @staticmethod
+    def _geometric(c: Chord, r: np.ndarray, b: np.ndarray, N: np.ndarray, M: np.ndarray) -> np.ndarray:
+        """N dr/dp = N/l z z^T and (M1 + M2) d(z/l)/dp = -(M1 + M2)/l^2 (r z^T + z r^T)."""
+        zl = b[:, 0] * c.l[:, None]                                      # z, (n_el, 6)
+        zl[:, 2] = 0.0
         rz = r[:, :, None] * zl[:, None, :]
-        geometric = ((N / c.l)[:, None, None] * (zl[:, :, None] * zl[:, None, :])
-                     - (Msum / c.l**2)[:, None, None] * (rz + rz.transpose(0, 2, 1)))
-        return q, material + geometric
+        return ((N / c.l)[:, None, None] * (zl[:, :, None] * zl[:, None, :])
+                - (M.sum(axis=1) / c.l**2)[:, None, None] * (rz + rz.transpose(0, 2, 1)))
+
+    def generalized_stresses(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """[N, M1, M2] (n_el, 3): axial force (N) and end moments (N m)."""
+        _, _, N, M, _ = self._local_forces(X, u)
+        return np.column_stack([N, M])
+
+    def geometric_stiffness(self, X: np.ndarray, u: np.ndarray, stresses: np.ndarray) -> np.ndarray:
+        """Part of the tangent linear in given stresses [N, M1, M2] (n_el, 3): (n_el, 6, 6)."""
+        c = self._chord(X, u)
+        r, b = self._b_rows(c)
+        return self._geometric(c, r, b, stresses[:, 0], stresses[:, 1:])
 
     def strain_energy(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
         c, tb, _, M, _ = self._local_forces(X, u)

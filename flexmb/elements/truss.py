@@ -78,6 +78,17 @@ class Truss(ElementGroup):
         block = (self.EA / c.l0)[:, None, None] * eeT + (N / c.l)[:, None, None] * (eye - eeT)
         return np.concatenate([-f2, f2], axis=1), self._spread(block)
 
+    def generalized_stresses(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """Axial force N (n_el, 1), N."""
+        return self.axial_force(X, u)[:, None]
+
+    def geometric_stiffness(self, X: np.ndarray, u: np.ndarray, stresses: np.ndarray) -> np.ndarray:
+        """N/l (I - e e^T) blocks for given axial forces (n_el, 1): (n_el, 2dim, 2dim)."""
+        c = self._chord(X, u)
+        e = c.e
+        P = np.eye(self.dim)[None] - np.einsum("ei,ej->eij", e, e)
+        return self._spread((stresses[:, 0] / c.l)[:, None, None] * P)
+
     def strain_energy(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
         c = self._chord(X, u)
         return 0.5 * self.EA * c.stretch**2 / c.l0

@@ -1,0 +1,383 @@
+"""Spatial two-node beam with generalized strains (Besseling; Meijaard 1993), co-rotational.
+
+Element DOFs ``[x_p (3), theta_p (3), x_q (3), theta_q (3)]``: nodal displacements and spins
+(spatial rotation increments, see :mod:`flexmb.rotations`). Each node carries a triad; in the
+reference configuration both are the element's section frame ``E = [e_x, e_y, e_z]`` (e_x
+along the element, e_y, e_z principal axes of the doubly symmetric section), currently
+``e^p = R_p E``, ``e^q = R_q E``. With the chord vector ``l = x_q - x_p`` the six generalized
+strains (Meijaard 1993, eq. 2), invariant under rigid motions, are
+
+    e1 = |l| - l0                                   elongation
+    e2 = l0 (e_z^p . e_y^q - e_y^p . e_z^q) / 2     torsion
+    e3 = -l . e_z^p,   e4 = l . e_z^q               bending in the x-z plane (about y)
+    e5 =  l . e_y^p,   e6 = -l . e_y^q              bending in the x-y plane (about z)
+
+and the generalized stresses are ``s = S ebar`` (eqs. 5-6) with ``S = diag(EA/l0, GJ/l0^3,
+S_y, S_z)``, ``S_y = EI_y / ((1 + f_z) l0^3) [[4 + f_z, -2 + f_z], [-2 + f_z, 4 + f_z]]``,
+``f_z = 12 EI_y / (GA k_z l0^2)`` (shear deformation through the modified bending stiffness,
+no shear locking), and ``S_z`` likewise with EI_z and ``f_y = 12 EI_z / (GA k_y l0^2)``.
+``ebar = e`` for the first-order element; with ``second_order=True`` the strains of eq. (16):
+
+    ebar1 = e1 + (2 e3^2 + e3 e4 + 2 e4^2 + 2 e5^2 + e5 e6 + 2 e6^2) / (30 l0)
+    ebar2 = e2 + (-e3 e6 + e4 e5) / l0
+    ebar3 = e3 + e2 (e5 + e6) / (6 l0),   ebar4 = e4 - e2 (e5 + e6) / (6 l0)
+    ebar5 = e5 - e2 (e3 + e4) / (6 l0),   ebar6 = e6 + e2 (e3 + e4) / (6 l0)
+
+(extra elongation of the bent axis, extra torsion by bending, bending by twist). The strain
+energy is ``Phi = ebar . S ebar / 2``; internal force ``q = G^T s~`` with ``G = de/dq`` and
+``s~ = (debar/de)^T s``; tangent ``G^T (ds~/de) G + sum_i s~_i dG_i/dq`` (the second term is
+the geometric stiffness, non-symmetric away from equilibrium because spins do not commute).
+
+Energy-conserving mid-point force. Every strain but e1 is a bilinear form ``a . b`` of the
+vectors (l, e_y^p, e_z^p, e_y^q, e_z^q). With the step increment ``d = [dx_p, w_p, dx_q, w_q]``,
+w the Cayley parameters of ``R_{n+1} R_n^T`` (so that ``de = w x e_m`` exactly), the increment
+``d(a . b) = a_m . db + b_m . da`` is exact with the averaged vectors ``a_m = (a_n + a_{n+1})/2``,
+and ``d|l| = 2 l_m . dl / (|l_n| + |l_{n+1}|)`` (the truss energy factor). This gives rows
+``G_m`` with ``G_m d = e_{n+1} - e_n`` exactly; each row is a self-equilibrated force system
+about the mid-point positions, so angular momentum is conserved. The stresses are the exact
+average ``s* = int_0^1 s~(e_n + t (e_{n+1} - e_n)) dt`` (two-point Gauss is exact: s~ is cubic
+in e), so ``q_m . d = s* . de = Phi_{n+1} - Phi_n`` exactly (a discrete gradient in the sense of
+Gonzalez 1996; Simo & Tarnow 1992 for the averaged-stress idea; Crisfield, Galvanetto &
+Jelenic 1997 for co-rotational 3D beams).
+
+Mass: translational ``lumped`` or ``consistent`` (linear interpolation, constant), and the rotary
+inertia of the cross-sections lumped at the nodes, half per node, as Meijaard does
+(:meth:`Beam3D.rotary_inertia`); the nodal rotary inertia is handled by the integrators as
+a rigid body (Simo & Wong 1991), not through the constant mass matrix.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from flexmb.elements.base import ElementGroup
+from flexmb.elements.corotational import chord
+from flexmb.rotations import cayley_from_matrix, cayley_resolvent, exp_map, skew
+
+_ROT = {"p": slice(3, 6), "q": slice(9, 12)}
+# vector slots: 0 = l, 1 = e_y^p, 2 = e_z^p, 3 = e_y^q, 4 = e_z^q; node of each triad slot
+_NODE = {1: "p", 2: "p", 3: "q", 4: "q"}
+# strain i = sum over its terms of coefficient * (slot a . slot b); e2's coefficients are times l0
+_PAIRS = ((2, 3, 0.5, 1), (1, 4, -0.5, 1), (0, 2, -1.0, 2), (0, 4, 1.0, 3), (0, 1, 1.0, 4),
+          (0, 3, -1.0, 5))
+# J_l: dl/dq = [-I, 0, I, 0]
+_JL = np.zeros((3, 12))
+_JL[:, 0:3], _JL[:, 6:9] = -np.eye(3), np.eye(3)
+# two-point Gauss rule on [0, 1]
+_GAUSS_T = np.array([0.5 - 0.5 / np.sqrt(3.0), 0.5 + 0.5 / np.sqrt(3.0)])
+
+
+def _second_order_tensor() -> np.ndarray:
+    """C (6, 6, 6) with ebar_k - e_k = e . C_k e / (2 l0) (Meijaard 1993, eq. 16)."""
+    C = np.zeros((6, 6, 6))
+
+    def put(k: int, i: int, j: int, value: float) -> None:        # term value * e_i e_j in ebar_k
+        if i == j:
+            C[k, i, i] += 2.0 * value
+        else:
+            C[k, i, j] += value
+            C[k, j, i] += value
+    for i, j, v in ((2, 2, 2), (2, 3, 1), (3, 3, 2), (4, 4, 2), (4, 5, 1), (5, 5, 2)):
+        put(0, i, j, v / 30.0)
+    put(1, 2, 5, -1.0)
+    put(1, 3, 4, 1.0)
+    for k, sign in ((2, 1.0), (3, -1.0)):
+        put(k, 1, 4, sign / 6.0)
+        put(k, 1, 5, sign / 6.0)
+    for k, sign in ((4, -1.0), (5, 1.0)):
+        put(k, 1, 2, sign / 6.0)
+        put(k, 1, 3, sign / 6.0)
+    return C
+
+
+_C2 = _second_order_tensor()
+
+
+def _triad_jacobian(minus_hat: np.ndarray, node: str) -> np.ndarray:
+    """(n_el, 3, 12) Jacobian with the 3x3 block ``minus_hat`` at the node's rotation columns."""
+    J = np.zeros(minus_hat.shape[:-2] + (3, 12))
+    J[..., _ROT[node]] = minus_hat
+    return J
+
+
+class Beam3D(ElementGroup):
+    """Group of spatial two-node co-rotational beams (Meijaard 1993 generalized strains).
+
+    Parameters
+    ----------
+    connectivity : (n_el, 2) node indices p, q.
+    EA : axial stiffness (N); GJ : torsional stiffness S_t (N m^2);
+    EI_y, EI_z : bending stiffness about the section axes y and z (N m^2).
+    GA_ky, GA_kz : shear stiffness in y and z (N), default infinite (no shear deformation).
+    rho_A : mass per length (kg/m).
+    rho_I : mass moments of inertia of the section per length about its x (polar), y and z
+        axes (kg m), shape (3,) or (n_el, 3); default zero.
+    y_axis : direction of the section's y axis (3,) or (n_el, 3), projected normal to the element;
+        default: ``e_z x e_x`` normalised (horizontal for a vertical-z world), or the global y axis
+        for elements along z.
+    second_order : include the second-order terms of the generalized strains (eq. 16).
+    mass : ``"lumped"`` or ``"consistent"`` translational mass.
+    """
+
+    has_rotations = True
+
+    def __init__(self, connectivity: np.ndarray, EA: float | np.ndarray, GJ: float | np.ndarray,
+                 EI_y: float | np.ndarray, EI_z: float | np.ndarray,
+                 GA_ky: float | np.ndarray = np.inf, GA_kz: float | np.ndarray = np.inf,
+                 rho_A: float | np.ndarray = 0.0, rho_I: np.ndarray | tuple = (0.0, 0.0, 0.0),
+                 y_axis: np.ndarray | None = None, second_order: bool = True,
+                 mass: str = "lumped", name: str = "beam3d") -> None:
+        super().__init__(connectivity, 3, name)
+        n = self.n_elements
+        self.EA = self._per_element(EA, n, "EA", name)
+        self.GJ = self._per_element(GJ, n, "GJ", name)
+        self.EI_y = self._per_element(EI_y, n, "EI_y", name)
+        self.EI_z = self._per_element(EI_z, n, "EI_z", name)
+        self.GA_ky = self._per_element(GA_ky, n, "GA_ky", name, allow_inf=True)
+        self.GA_kz = self._per_element(GA_kz, n, "GA_kz", name, allow_inf=True)
+        self.rho_A = self._per_element(rho_A, n, "rho_A", name, positive=False)
+        rho_I = np.asarray(rho_I, dtype=float)
+        try:
+            self.rho_I = np.broadcast_to(rho_I, (n, 3)).copy()
+        except ValueError:
+            raise ValueError(f"{name}: rho_I must have shape (3,) or ({n}, 3), got {rho_I.shape}") from None
+        if np.any(~np.isfinite(self.rho_I) | (self.rho_I < 0)):
+            e = int(np.flatnonzero(np.any(~np.isfinite(self.rho_I) | (self.rho_I < 0), axis=1))[0])
+            raise ValueError(f"{name}: rho_I of element {e} is {self.rho_I[e]}, must be non-negative")
+        self.y_axis = None if y_axis is None else np.broadcast_to(np.asarray(y_axis, float), (n, 3)).copy()
+        self.second_order = bool(second_order)
+        if mass not in ("lumped", "consistent"):
+            raise ValueError(f"{name}: mass must be 'lumped' or 'consistent', got {mass!r}")
+        self.mass = mass
+
+    # ------------------------------------------------------- reference frame
+    def section_frames(self, X: np.ndarray) -> np.ndarray:
+        """Reference section frames E (n_el, 3, 3), columns e_x, e_y, e_z."""
+        ex = X[:, 1] - X[:, 0]
+        ex = ex / np.linalg.norm(ex, axis=1)[:, None]                   # (n_el, 3)
+        if self.y_axis is None:
+            hint = np.cross([0.0, 0.0, 1.0], ex)
+            along_z = np.linalg.norm(hint, axis=1) < 1e-8
+            hint[along_z] = [0.0, 1.0, 0.0]
+        else:
+            hint = self.y_axis
+        ey = hint - np.einsum("ei,ei->e", hint, ex)[:, None] * ex
+        norm = np.linalg.norm(ey, axis=1)
+        bad = np.flatnonzero(norm < 1e-8 * np.maximum(np.linalg.norm(hint, axis=1), 1e-300))
+        if bad.size:
+            raise ValueError(f"{self.name}: y_axis of element {int(bad[0])} is parallel to the element "
+                             f"axis {ex[bad[0]]}; give a direction normal to it")
+        ey = ey / norm[:, None]
+        return np.stack([ex, ey, np.cross(ex, ey)], axis=2)              # (n_el, 3, 3)
+
+    def stiffness_matrix_S(self, l0: np.ndarray) -> np.ndarray:
+        """Generalized-stress stiffness S (n_el, 6, 6) of Meijaard's eqs. (5)-(6)."""
+        S = np.zeros((self.n_elements, 6, 6))
+        S[:, 0, 0] = self.EA / l0
+        S[:, 1, 1] = self.GJ / l0**3
+        for sl, EI, GAk in ((slice(2, 4), self.EI_y, self.GA_kz), (slice(4, 6), self.EI_z, self.GA_ky)):
+            f = 12.0 * EI / (GAk * l0**2)                                # 0 for GAk = inf
+            block = np.array([[4.0, -2.0], [-2.0, 4.0]])[None] + f[:, None, None]
+            S[:, sl, sl] = (EI / ((1.0 + f) * l0**3))[:, None, None] * block
+        return S
+
+    # ------------------------------------------------------------ kinematics
+    def _vectors(self, X: np.ndarray, u: np.ndarray, E: np.ndarray):
+        """Chord, rotation matrices and the vector slots (5, n_el, 3) at one configuration."""
+        c = chord(X, u[:, 0:3], u[:, 6:9])
+        Rp, Rq = exp_map(u[:, 3:6]), exp_map(u[:, 9:12])                # (n_el, 3, 3)
+        ey, ez = E[:, :, 1], E[:, :, 2]
+        V = np.stack([c.x21, np.einsum("eij,ej->ei", Rp, ey), np.einsum("eij,ej->ei", Rp, ez),
+                      np.einsum("eij,ej->ei", Rq, ey), np.einsum("eij,ej->ei", Rq, ez)])
+        return c, Rp, Rq, V
+
+    @staticmethod
+    def _strains(c, V: np.ndarray) -> np.ndarray:
+        """Generalized strains e (n_el, 6) of eq. (2)."""
+        eps = np.zeros((V.shape[1], 6))
+        eps[:, 0] = c.stretch
+        for a, b, coef, i in _PAIRS:
+            k = coef * (c.l0 if i == 1 else 1.0)
+            eps[:, i] += k * np.einsum("ei,ei->e", V[a], V[b])
+        return eps
+
+    def _energy_terms(self, eps: np.ndarray, l0: np.ndarray, S: np.ndarray, derivative: bool = True):
+        """ebar, s = S ebar, s~ = A^T s and ds~/de (n_el, 6, 6), A = debar/de."""
+        if self.second_order:
+            Ce = np.einsum("kij,ej->eki", _C2, eps) / l0[:, None, None]   # (n_el, 6, 6): C_k e / l0
+            ebar = eps + 0.5 * np.einsum("eki,ei->ek", Ce, eps)
+            A = np.eye(6)[None] + Ce
+        else:
+            ebar, A = eps, np.broadcast_to(np.eye(6), (eps.shape[0], 6, 6))
+        sigma = np.einsum("eij,ej->ei", S, ebar)
+        st = np.einsum("eki,ek->ei", A, sigma)
+        if not derivative:
+            return ebar, sigma, st, None
+        dst = A.transpose(0, 2, 1) @ S @ A
+        if self.second_order:
+            dst = dst + np.einsum("ek,kij->eij", sigma, _C2) / l0[:, None, None]
+        return ebar, sigma, st, dst
+
+    @staticmethod
+    def _rows(V: np.ndarray, J: list, scale_l: np.ndarray, l0: np.ndarray) -> np.ndarray:
+        """Rows G (n_el, 6, 12): row 0 = scale_l * J_l^T l, rows 1-5 from the bilinear pairs."""
+        G = np.zeros((V.shape[1], 6, 12))
+        G[:, 0] = scale_l[:, None] * (V[0] @ _JL)
+        for a, b, coef, i in _PAIRS:
+            k = coef * l0 if i == 1 else np.full_like(l0, coef)
+            G[:, i] += k[:, None] * (np.einsum("eik,ei->ek", J[a], V[b]) + np.einsum("eik,ei->ek", J[b], V[a]))
+        return G
+
+    @staticmethod
+    def _pair_stiffness(weights: np.ndarray, V: np.ndarray, J: list, P: list, kappa: float,
+                        l0: np.ndarray) -> np.ndarray:
+        """sum_i weights_i dG_i/dd over the bilinear strains, (n_el, 12, 12).
+
+        ``V`` are the vectors the rows are built from (current, or averaged), ``J`` their
+        Jacobians in the rows, ``P`` the derivatives of the end-of-step vectors and
+        ``kappa`` = dV/dV_end (1 in statics, 1/2 for averages).
+        """
+        K = np.zeros((V.shape[1], 12, 12))
+        for a, b, coef, i in _PAIRS:
+            w = kappa * coef * weights[:, i] * (l0 if i == 1 else 1.0)      # (n_el,)
+            blk = J[a].transpose(0, 2, 1) @ P[b] + J[b].transpose(0, 2, 1) @ P[a]
+            for self_slot, partner in ((a, b), (b, a)):
+                if self_slot in _NODE:                                 # d(e x y)/de = -hat(y)
+                    blk[:, _ROT[_NODE[self_slot]], :] -= skew(V[partner]) @ P[self_slot]
+            K += w[:, None, None] * blk
+        return K
+
+    def _static(self, X: np.ndarray, u: np.ndarray, tangent: bool = True):
+        E = self.section_frames(X)
+        c, _, _, V = self._vectors(X, u, E)
+        eps = self._strains(c, V)
+        S = self.stiffness_matrix_S(c.l0)
+        ebar, sigma, st, dst = self._energy_terms(eps, c.l0, S, derivative=tangent)
+        J = [np.broadcast_to(_JL, (len(c.l0), 3, 12))] + \
+            [_triad_jacobian(-skew(V[s]), _NODE[s]) for s in range(1, 5)]
+        G = self._rows(V, J, 1.0 / c.l, c.l0)
+        q = np.einsum("eik,ei->ek", G, st)                               # (n_el, 12)
+        if not tangent:
+            return q, None, (c, eps, ebar, sigma)
+        K = G.transpose(0, 2, 1) @ dst @ G
+        K += self._pair_stiffness(st, V, J, J, 1.0, c.l0)
+        n = c.e                                                          # d(J_l^T n)/dq
+        Pn = (np.eye(3)[None] - np.einsum("ei,ej->eij", n, n)) / c.l[:, None, None]
+        K += st[:, 0, None, None] * (_JL.T @ Pn @ _JL)
+        return q, K, (c, eps, ebar, sigma)
+
+    # ---------------------------------------------------------- static kernels
+    def internal_force(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
+        return self._static(X, u, tangent=False)[0]
+
+    def force_and_tangent(self, X: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        q, K, _ = self._static(X, u)
+        return q, K
+
+    def strains(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """Generalized strains ebar (n_el, 6): m (e1) and m rad (e2..e6, l0 times angles)."""
+        return self._static(X, u, tangent=False)[2][2]
+
+    def generalized_stresses(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """s = S ebar (n_el, 6): normal force N (N), then torque and bending moments divided by l0 (N).
+
+        At small strains ``s2 l0`` is the torque, ``-s3 l0, s4 l0`` the bending moments about y at
+        p and q, ``s5 l0, -s6 l0`` those about z (Meijaard 1993, eq. 4).
+        """
+        return self._static(X, u, tangent=False)[2][3]
+
+    def geometric_stiffness(self, X: np.ndarray, u: np.ndarray, stresses: np.ndarray) -> np.ndarray:
+        """Part of the tangent linear in given generalized stresses s (n_el, 6): (n_el, 12, 12)."""
+        E = self.section_frames(X)
+        c, _, _, V = self._vectors(X, u, E)
+        eps = self._strains(c, V)
+        if self.second_order:
+            A = np.eye(6)[None] + np.einsum("kij,ej->eki", _C2, eps) / c.l0[:, None, None]
+            st = np.einsum("eki,ek->ei", A, stresses)
+        else:
+            st = stresses
+        J = [np.broadcast_to(_JL, (len(c.l0), 3, 12))] + \
+            [_triad_jacobian(-skew(V[s]), _NODE[s]) for s in range(1, 5)]
+        K = self._pair_stiffness(st, V, J, J, 1.0, c.l0)
+        n = c.e
+        Pn = (np.eye(3)[None] - np.einsum("ei,ej->eij", n, n)) / c.l[:, None, None]
+        K += st[:, 0, None, None] * (_JL.T @ Pn @ _JL)
+        if self.second_order:
+            G = self._rows(V, J, 1.0 / c.l, c.l0)
+            K += G.transpose(0, 2, 1) @ (np.einsum("ek,kij->eij", stresses, _C2) / c.l0[:, None, None]) @ G
+        return K
+
+    def strain_energy(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
+        _, _, (c, _, ebar, sigma) = self._static(X, u, tangent=False)
+        return 0.5 * np.einsum("ei,ei->e", ebar, sigma)
+
+    def axial_strain(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
+        c = chord(X, u[:, 0:3], u[:, 6:9])
+        return c.stretch / c.l0
+
+    def mass_matrix(self, X: np.ndarray) -> np.ndarray:
+        """Translational mass (n_el, 12, 12); the rotational blocks are zero (see rotary_inertia)."""
+        l0 = np.linalg.norm(X[:, 1] - X[:, 0], axis=1)
+        m = self.rho_A * l0
+        pattern = np.diag([0.5, 0.5]) if self.mass == "lumped" else np.array([[2.0, 1.0], [1.0, 2.0]]) / 6.0
+        trans = np.r_[0:3, 6:9]
+        Me = np.zeros((self.n_elements, 12, 12))
+        Me[:, trans[:, None], trans[None, :]] = m[:, None, None] * np.kron(pattern, np.eye(3))[None]
+        return Me
+
+    def rotary_inertia(self, X: np.ndarray) -> np.ndarray:
+        """Nodal rotary inertia tensors in the reference orientation (n_el, 2, 3, 3), kg m^2.
+
+        Half of the element's section inertia ``l0 diag(rho_I)`` at each node, in the section frame.
+        """
+        E = self.section_frames(X)
+        l0 = np.linalg.norm(X[:, 1] - X[:, 0], axis=1)
+        J = E @ (self.rho_I[:, :, None] * E.transpose(0, 2, 1)) * (0.5 * l0)[:, None, None]
+        return np.stack([J, J], axis=1)
+
+    # ------------------------------------------------------- mid-point kernels
+    def mid_point_force(self, X: np.ndarray, u0: np.ndarray, u1: np.ndarray) -> np.ndarray:
+        return self.mid_point_force_and_tangent(X, u0, u1, tangent=False)[0]
+
+    def mid_point_force_and_tangent(self, X: np.ndarray, u0: np.ndarray, u1: np.ndarray,
+                                    tangent: bool = True):
+        """Energy-conserving mid-point force and its derivative w.r.t. the step increment d.
+
+        ``d = [x1_p - x0_p, w_p, x1_q - x0_q, w_q]`` with w the Cayley parameters of the nodal
+        rotation increments ``R_{n+1} R_n^T`` (each below a half turn).
+        """
+        E = self.section_frames(X)
+        c0, Rp0, Rq0, V0 = self._vectors(X, u0, E)
+        c1, Rp1, Rq1, V1 = self._vectors(X, u1, E)
+        n_el = len(c0.l0)
+        eps0, eps1 = self._strains(c0, V0), self._strains(c1, V1)
+        deps = eps1 - eps0
+        deps[:, 0] = c1.stretch - c0.stretch
+        S = self.stiffness_matrix_S(c0.l0)
+        st_star = np.zeros((n_el, 6))
+        dst_star = np.zeros((n_el, 6, 6))
+        for t in _GAUSS_T:                                               # exact: s~ is cubic in e
+            _, _, st, dst = self._energy_terms(eps0 + t * deps, c0.l0, S, derivative=tangent)
+            st_star += 0.5 * st
+            if tangent:
+                dst_star += 0.5 * t * dst
+        Vm = 0.5 * (V0 + V1)
+        Jm = [np.broadcast_to(_JL, (n_el, 3, 12))] + \
+             [_triad_jacobian(-skew(Vm[s]), _NODE[s]) for s in range(1, 5)]
+        L_sum = c0.l + c1.l
+        Gm = self._rows(Vm, Jm, 2.0 / L_sum, c0.l0)
+        q = np.einsum("eik,ei->ek", Gm, st_star)
+        if not tangent:
+            return q, None
+        Gres = {"p": cayley_resolvent(cayley_from_matrix(Rp1 @ Rp0.transpose(0, 2, 1))),
+                "q": cayley_resolvent(cayley_from_matrix(Rq1 @ Rq0.transpose(0, 2, 1)))}
+        P = [Jm[0]] + [_triad_jacobian(-Gres[_NODE[s]] @ skew(Vm[s]), _NODE[s]) for s in range(1, 5)]
+        E1 = self._rows(V1, P, 1.0 / c1.l, c0.l0)                        # d e_{n+1} / d d
+        E1[:, 0] = c1.e @ _JL
+        K = Gm.transpose(0, 2, 1) @ dst_star @ E1
+        K += self._pair_stiffness(st_star, Vm, Jm, P, 0.5, c0.l0)
+        lm = Vm[0]
+        # row 0 = 2 J_l^T l_m / (|l_n| + |l_{n+1}|)
+        K += st_star[:, 0, None, None] * (_JL.T @ _JL / L_sum[:, None, None]
+                                          - 2.0 * np.einsum("ei,ej->eij", lm @ _JL, c1.e @ _JL)
+                                          / L_sum[:, None, None] ** 2)
+        return q, K

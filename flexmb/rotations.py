@@ -1,0 +1,182 @@
+"""Finite rotations in 3D: rotation vectors, quaternions, Cayley parameters and their tangents.
+
+Used by the 3D beam, the time integrators and (later) rigid bodies. Every function is batched
+over leading axes: a rotation vector has shape (..., 3), a rotation matrix (..., 3, 3), a
+quaternion (..., 4) with the scalar part first, ``[q0, q1, q2, q3]``.
+
+Conventions
+-----------
+* Rotation vector ``psi``: ``R = exp(hat(psi))`` (Rodrigues), angle ``|psi|`` about ``psi/|psi|``.
+  :func:`log_map` returns the principal value ``|psi| <= pi``; :func:`unwrap` continues a
+  history beyond pi for plots.
+* Spin: a small rotation ``dtheta`` applied on the left, ``R <- exp(hat(dtheta)) R``, is the
+  spatial spin; forces conjugate to it are the spatial moments. Newton corrections of 3D
+  rotational DOFs are spins.
+* :func:`tangent_operator` ``T(psi)``: ``dR R^T = hat(T(psi) dpsi)`` (spatial form of the
+  derivative of the exponential map).
+* Cayley parameters ``w``: ``R = cay(w) = (I - hat(w)/2)^-1 (I + hat(w)/2)``, |w| = 2 tan(angle/2).
+  Their virtue for the mid-point scheme: ``R_{n+1} = cay(w) R_n`` gives
+  ``e_{n+1} - e_n = w x (e_n + e_{n+1}) / 2`` exactly for any vector carried by the rotation.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+_SMALL = 1e-4        # below this angle (rad) the series expansions are used
+
+
+def skew(v: np.ndarray) -> np.ndarray:
+    """Skew-symmetric matrix hat(v) with ``hat(v) a = v x a``; (..., 3) -> (..., 3, 3)."""
+    v = np.asarray(v, dtype=float)
+    z = np.zeros(v.shape[:-1])
+    return np.stack([np.stack([z, -v[..., 2], v[..., 1]], -1),
+                     np.stack([v[..., 2], z, -v[..., 0]], -1),
+                     np.stack([-v[..., 1], v[..., 0], z], -1)], -2)
+
+
+def axial(A: np.ndarray) -> np.ndarray:
+    """Axial vector of the skew part of A: ``axial(hat(v)) = v``; (..., 3, 3) -> (..., 3)."""
+    return 0.5 * np.stack([A[..., 2, 1] - A[..., 1, 2], A[..., 0, 2] - A[..., 2, 0],
+                           A[..., 1, 0] - A[..., 0, 1]], -1)
+
+
+def _coefficients(theta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """sin(t)/t, (1 - cos t)/t^2, (t - sin t)/t^3 with series below _SMALL."""
+    small = theta < _SMALL
+    t = np.where(small, 1.0, theta)
+    t2 = theta**2
+    a = np.where(small, 1.0 - t2 / 6.0 + t2**2 / 120.0, np.sin(t) / t)
+    b = np.where(small, 0.5 - t2 / 24.0 + t2**2 / 720.0, (1.0 - np.cos(t)) / t**2)
+    c = np.where(small, 1.0 / 6.0 - t2 / 120.0 + t2**2 / 5040.0, (t - np.sin(t)) / t**3)
+    return a, b, c
+
+
+def exp_map(psi: np.ndarray) -> np.ndarray:
+    """Rotation matrix exp(hat(psi)) (Rodrigues); (..., 3) -> (..., 3, 3)."""
+    psi = np.asarray(psi, dtype=float)
+    a, b, _ = _coefficients(np.linalg.norm(psi, axis=-1))
+    S = skew(psi)
+    return np.eye(3) + a[..., None, None] * S + b[..., None, None] * (S @ S)
+
+
+def tangent_operator(psi: np.ndarray) -> np.ndarray:
+    """T(psi) with ``d exp(hat(psi)) exp(hat(psi))^T = hat(T(psi) dpsi)``; (..., 3) -> (..., 3, 3).
+
+    ``T = I + (1 - cos t)/t^2 hat(psi) + (t - sin t)/t^3 hat(psi)^2``, t = |psi|; singular at
+    t = 2 pi, which is why rotations are stored as principal values.
+    """
+    psi = np.asarray(psi, dtype=float)
+    _, b, c = _coefficients(np.linalg.norm(psi, axis=-1))
+    S = skew(psi)
+    return np.eye(3) + b[..., None, None] * S + c[..., None, None] * (S @ S)
+
+
+def quaternion_from_vector(psi: np.ndarray) -> np.ndarray:
+    """Unit quaternion of the rotation vector psi; (..., 3) -> (..., 4)."""
+    psi = np.asarray(psi, dtype=float)
+    theta = np.linalg.norm(psi, axis=-1)
+    small = theta < _SMALL
+    t = np.where(small, 1.0, theta)
+    s = np.where(small, 0.5 - theta**2 / 48.0, np.sin(0.5 * t) / t)     # sin(t/2)/t
+    return np.concatenate([np.cos(0.5 * theta)[..., None], s[..., None] * psi], -1)
+
+
+def quaternion_to_vector(q: np.ndarray) -> np.ndarray:
+    """Principal rotation vector (|psi| <= pi) of a unit quaternion; (..., 4) -> (..., 3)."""
+    q = np.asarray(q, dtype=float)
+    q = np.where(q[..., :1] < 0.0, -q, q)                               # same rotation, q0 >= 0
+    vn = np.linalg.norm(q[..., 1:], axis=-1)
+    angle = 2.0 * np.arctan2(vn, q[..., 0])                             # in [0, pi]
+    small = vn < 1e-12
+    factor = np.where(small, 2.0 / np.maximum(q[..., 0], 1e-300), angle / np.where(small, 1.0, vn))
+    return factor[..., None] * q[..., 1:]
+
+
+def quaternion_multiply(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Product p q (rotation q first, then p); (..., 4) x (..., 4) -> (..., 4)."""
+    p0, pv = p[..., :1], p[..., 1:]
+    q0, qv = q[..., :1], q[..., 1:]
+    return np.concatenate([p0 * q0 - np.sum(pv * qv, -1, keepdims=True),
+                           p0 * qv + q0 * pv + np.cross(pv, qv)], -1)
+
+
+def quaternion_to_matrix(q: np.ndarray) -> np.ndarray:
+    """Rotation matrix of a unit quaternion; (..., 4) -> (..., 3, 3)."""
+    q0, v = q[..., 0], q[..., 1:]
+    S = skew(v)
+    return np.eye(3) + 2.0 * q0[..., None, None] * S + 2.0 * (S @ S)
+
+
+def matrix_to_quaternion(R: np.ndarray) -> np.ndarray:
+    """Unit quaternion (q0 >= 0) of a rotation matrix, robust for all angles; (..., 3, 3) -> (..., 4)."""
+    R = np.asarray(R, dtype=float)
+    tr = np.trace(R, axis1=-2, axis2=-1)
+    diag = np.diagonal(R, axis1=-2, axis2=-1)
+    # 4 q_k^2 for k = 0..3; build from the largest to avoid cancellation (Shepperd's method)
+    sq = np.stack([1.0 + tr, 1.0 + 2.0 * diag[..., 0] - tr, 1.0 + 2.0 * diag[..., 1] - tr,
+                   1.0 + 2.0 * diag[..., 2] - tr], -1)
+    k = np.argmax(sq, axis=-1)
+    w = axial(R) * 2.0                                                  # (R32 - R23, ...) = 4 q0 q
+    sym = np.stack([R[..., 0, 1] + R[..., 1, 0], R[..., 0, 2] + R[..., 2, 0],
+                    R[..., 1, 2] + R[..., 2, 1]], -1)                   # 4 q1q2, 4 q1q3, 4 q2q3
+    big = 0.5 * np.sqrt(np.maximum(np.take_along_axis(sq, k[..., None], -1)[..., 0], 0.0))
+    q = np.empty(R.shape[:-2] + (4,))
+    cand = [np.stack([big, w[..., 0] / (4 * big), w[..., 1] / (4 * big), w[..., 2] / (4 * big)], -1),
+            np.stack([w[..., 0] / (4 * big), big, sym[..., 0] / (4 * big), sym[..., 1] / (4 * big)], -1),
+            np.stack([w[..., 1] / (4 * big), sym[..., 0] / (4 * big), big, sym[..., 2] / (4 * big)], -1),
+            np.stack([w[..., 2] / (4 * big), sym[..., 1] / (4 * big), sym[..., 2] / (4 * big), big], -1)]
+    for i in range(4):
+        q = np.where((k == i)[..., None], cand[i], q)
+    q = np.where(q[..., :1] < 0.0, -q, q)
+    return q / np.linalg.norm(q, axis=-1, keepdims=True)
+
+
+def log_map(R: np.ndarray) -> np.ndarray:
+    """Principal rotation vector (|psi| <= pi) of a rotation matrix; (..., 3, 3) -> (..., 3)."""
+    return quaternion_to_vector(matrix_to_quaternion(R))
+
+
+def compose(spin: np.ndarray, psi: np.ndarray) -> np.ndarray:
+    """Principal rotation vector of ``exp(hat(spin)) exp(hat(psi))``; (..., 3) each -> (..., 3)."""
+    return quaternion_to_vector(quaternion_multiply(quaternion_from_vector(spin), quaternion_from_vector(psi)))
+
+
+def unwrap(psi: np.ndarray) -> np.ndarray:
+    """Continue a history of principal rotation vectors (n, 3) beyond |psi| = pi, for plots.
+
+    Each entry is replaced by the equivalent vector ``psi + 2 pi k psi/|psi|`` closest to the
+    previous (already unwrapped) entry.
+    """
+    psi = np.array(psi, dtype=float)
+    for i in range(1, len(psi)):
+        t = np.linalg.norm(psi[i])
+        if t < 1e-12:
+            continue
+        n = psi[i] / t
+        k = np.round(n @ (psi[i - 1] - psi[i]) / (2.0 * np.pi))
+        psi[i] = psi[i] + 2.0 * np.pi * k * n
+    return psi
+
+
+def cayley(w: np.ndarray) -> np.ndarray:
+    """Rotation matrix of Cayley parameters w; (..., 3) -> (..., 3, 3)."""
+    w = np.asarray(w, dtype=float)
+    S = skew(w)
+    f = 4.0 / (4.0 + np.sum(w * w, -1))
+    return np.eye(3) + f[..., None, None] * (S + 0.5 * S @ S)
+
+
+def cayley_from_matrix(R: np.ndarray) -> np.ndarray:
+    """Cayley parameters of a rotation by less than pi: ``w = 4 axial(R) / (1 + tr R)``."""
+    return 4.0 * axial(R) / (1.0 + np.trace(R, axis1=-2, axis2=-1))[..., None]
+
+
+def cayley_resolvent(w: np.ndarray) -> np.ndarray:
+    """G(w) = (I - hat(w)/2)^-1 = (I + hat(w)/2 + w w^T / 4) / (1 + |w|^2 / 4); (..., 3) -> (..., 3, 3).
+
+    For ``e_{n+1} = cay(w) e_n``: ``d e_{n+1} = -G(w) hat(e_m) dw`` with e_m the average of e_n and
+    e_{n+1}.
+    """
+    w = np.asarray(w, dtype=float)
+    ww = w[..., :, None] * w[..., None, :]
+    return (np.eye(3) + 0.5 * skew(w) + 0.25 * ww) / (1.0 + 0.25 * np.sum(w * w, -1))[..., None, None]
