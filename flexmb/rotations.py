@@ -46,7 +46,7 @@ def _coefficients(theta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray
     t = np.where(small, 1.0, theta)
     t2 = theta**2
     a = np.where(small, 1.0 - t2 / 6.0 + t2**2 / 120.0, np.sin(t) / t)
-    b = np.where(small, 0.5 - t2 / 24.0 + t2**2 / 720.0, (1.0 - np.cos(t)) / t**2)
+    b = np.where(small, 0.5 - t2 / 24.0 + t2**2 / 720.0, 0.5 * (np.sin(0.5 * t) / (0.5 * t))**2)
     c = np.where(small, 1.0 / 6.0 - t2 / 120.0 + t2**2 / 5040.0, (t - np.sin(t)) / t**3)
     return a, b, c
 
@@ -150,9 +150,11 @@ def unwrap(psi: np.ndarray) -> np.ndarray:
     psi = np.array(psi, dtype=float)
     for i in range(1, len(psi)):
         t = np.linalg.norm(psi[i])
-        if t < 1e-12:
+        prev = np.linalg.norm(psi[i - 1])
+        if t < 1e-12 and prev < 1e-12:
             continue
-        n = psi[i] / t
+        # a (near) identity has no axis of its own: continue along the previous one
+        n = psi[i] / t if t >= 1e-12 else psi[i - 1] / prev
         k = np.round(n @ (psi[i - 1] - psi[i]) / (2.0 * np.pi))
         psi[i] = psi[i] + 2.0 * np.pi * k * n
     return psi

@@ -62,8 +62,9 @@ _PAIRS = ((2, 3, 0.5, 1), (1, 4, -0.5, 1), (0, 2, -1.0, 2), (0, 4, 1.0, 3), (0, 
 # J_l: dl/dq = [-I, 0, I, 0]
 _JL = np.zeros((3, 12))
 _JL[:, 0:3], _JL[:, 6:9] = -np.eye(3), np.eye(3)
-# two-point Gauss rule on [0, 1]
-_GAUSS_T = np.array([0.5 - 0.5 / np.sqrt(3.0), 0.5 + 0.5 / np.sqrt(3.0)])
+# four-point Gauss rule on [0, 1]
+_GAUSS_X, _GAUSS_WX = np.polynomial.legendre.leggauss(4)
+_GAUSS_T, _GAUSS_W = 0.5 * (_GAUSS_X + 1.0), 0.5 * _GAUSS_WX
 
 
 def _second_order_tensor() -> np.ndarray:
@@ -90,6 +91,42 @@ def _second_order_tensor() -> np.ndarray:
 
 
 _C2 = _second_order_tensor()
+
+
+def _angle_strains(eps: np.ndarray, l0: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Angle-based strains eh (n_el, 6), their Jacobian deh/de (n_el, 6, 6) and second
+    derivatives (n_el, 6, 6, 6) [k, i, j].
+
+    ``eh2 = l0 asin(e2 / l0)``, ``eh_k = l0 asin(e_k / (l0 + e1))`` for k = 3..6: l0 times the
+    angle between the chord and a section axis instead of its sine, so that a uniformly bent
+    element carries a moment proportional to its curvature at any rotation (a beam rolled up
+    into a circle closes). The map differs from the identity at third order only, apart from a
+    bending-stretching term ``-e1 e_k / l0``, so the geometric stiffness about a state without
+    axial force, and with it Meijaard's buckling loads, is unchanged.
+    """
+    n = len(l0)
+    eh = eps.copy()
+    Ah = np.zeros((n, 6, 6))
+    Ah[:, 0, 0] = 1.0
+    D2 = np.zeros((n, 6, 6, 6))
+    L = l0 + eps[:, 0]                                                   # current chord length
+    for k in range(1, 6):
+        den = l0 if k == 1 else L
+        x = np.clip(eps[:, k] / den, -1.0 + 1e-12, 1.0 - 1e-12)
+        a1 = 1.0 / np.sqrt(1.0 - x * x)                                  # asin'
+        a2 = x * a1**3                                                   # asin''
+        dx = np.zeros((n, 6))
+        dx[:, k] = 1.0 / den
+        d2x = np.zeros((n, 6, 6))
+        if k > 1:
+            dx[:, 0] = -eps[:, k] / L**2
+            d2x[:, k, 0] = d2x[:, 0, k] = -1.0 / L**2
+            d2x[:, 0, 0] = 2.0 * eps[:, k] / L**3
+        eh[:, k] = l0 * np.arcsin(x)
+        Ah[:, k] = (l0 * a1)[:, None] * dx
+        D2[:, k] = l0[:, None, None] * (a2[:, None, None] * dx[:, :, None] * dx[:, None, :]
+                                        + a1[:, None, None] * d2x)
+    return eh, Ah, D2
 
 
 def _triad_jacobian(minus_hat: np.ndarray, node: str) -> np.ndarray:
@@ -200,22 +237,33 @@ class Beam3D(ElementGroup):
             eps[:, i] += k * np.einsum("ei,ei->e", V[a], V[b])
         return eps
 
-    def _energy_terms(self, eps: np.ndarray, l0: np.ndarray, S: np.ndarray, derivative: bool = True):
-        """ebar, s = S ebar, s~ = A^T s and ds~/de (n_el, 6, 6), A = debar/de."""
+    def _energy(self, eps: np.ndarray, l0: np.ndarray, S: np.ndarray, order: int = 2) -> dict:
+        """Energy Phi(e) (n_el,), ebar, s = S ebar, and for order >= 1 the gradient s~ = dPhi/de
+        (n_el, 6), for order 2 the Hessian (n_el, 6, 6), and what the geometric stiffness needs."""
+        eh, Ah, D2 = _angle_strains(eps, l0)
         if self.second_order:
-            Ce = np.einsum("kij,ej->eki", _C2, eps) / l0[:, None, None]   # (n_el, 6, 6): C_k e / l0
-            ebar = eps + 0.5 * np.einsum("eki,ei->ek", Ce, eps)
+            Ce = np.einsum("kij,ej->eki", _C2, eh) / l0[:, None, None]    # (n_el, 6, 6): C_k eh / l0
+            ebar = eh + 0.5 * np.einsum("eki,ei->ek", Ce, eh)
             A = np.eye(6)[None] + Ce
         else:
-            ebar, A = eps, np.broadcast_to(np.eye(6), (eps.shape[0], 6, 6))
+            ebar, A = eh, np.broadcast_to(np.eye(6), (eps.shape[0], 6, 6))
         sigma = np.einsum("eij,ej->ei", S, ebar)
-        st = np.einsum("eki,ek->ei", A, sigma)
-        if not derivative:
-            return ebar, sigma, st, None
-        dst = A.transpose(0, 2, 1) @ S @ A
+        out = {"phi": 0.5 * np.einsum("ei,ei->e", ebar, sigma), "ebar": ebar, "sigma": sigma,
+               "Ah": Ah, "A": A, "D2": D2}
+        if order >= 1:
+            out["grad"] = np.einsum("eki,ek->ei", Ah, np.einsum("eki,ek->ei", A, sigma))
+        if order >= 2:
+            out["hess"] = Ah.transpose(0, 2, 1) @ (A.transpose(0, 2, 1) @ S @ A) @ Ah \
+                + self._stress_hessian(sigma, A, Ah, D2, l0)
+        return out
+
+    def _stress_hessian(self, sigma: np.ndarray, A: np.ndarray, Ah: np.ndarray, D2: np.ndarray,
+                        l0: np.ndarray) -> np.ndarray:
+        """Part of d^2 Phi / de^2 linear in the stresses s (n_el, 6, 6)."""
+        H = np.einsum("ek,ekij->eij", np.einsum("eki,ek->ei", A, sigma), D2)
         if self.second_order:
-            dst = dst + np.einsum("ek,kij->eij", sigma, _C2) / l0[:, None, None]
-        return ebar, sigma, st, dst
+            H = H + Ah.transpose(0, 2, 1) @ (np.einsum("ek,kij->eij", sigma, _C2) / l0[:, None, None]) @ Ah
+        return H
 
     @staticmethod
     def _rows(V: np.ndarray, J: list, scale_l: np.ndarray, l0: np.ndarray) -> np.ndarray:
@@ -251,19 +299,23 @@ class Beam3D(ElementGroup):
         c, _, _, V = self._vectors(X, u, E)
         eps = self._strains(c, V)
         S = self.stiffness_matrix_S(c.l0)
-        ebar, sigma, st, dst = self._energy_terms(eps, c.l0, S, derivative=tangent)
+        en = self._energy(eps, c.l0, S, order=2 if tangent else 1)
+        st = en["grad"]
         J = [np.broadcast_to(_JL, (len(c.l0), 3, 12))] + \
             [_triad_jacobian(-skew(V[s]), _NODE[s]) for s in range(1, 5)]
         G = self._rows(V, J, 1.0 / c.l, c.l0)
         q = np.einsum("eik,ei->ek", G, st)                               # (n_el, 12)
         if not tangent:
-            return q, None, (c, eps, ebar, sigma)
-        K = G.transpose(0, 2, 1) @ dst @ G
-        K += self._pair_stiffness(st, V, J, J, 1.0, c.l0)
+            return q, None, en
+        K = G.transpose(0, 2, 1) @ en["hess"] @ G + self._row_stiffness(st, c, V, J)
+        return q, K, en
+
+    def _row_stiffness(self, weights: np.ndarray, c, V: np.ndarray, J: list) -> np.ndarray:
+        """sum_i weights_i dG_i/dq at one configuration (n_el, 12, 12)."""
+        K = self._pair_stiffness(weights, V, J, J, 1.0, c.l0)
         n = c.e                                                          # d(J_l^T n)/dq
         Pn = (np.eye(3)[None] - np.einsum("ei,ej->eij", n, n)) / c.l[:, None, None]
-        K += st[:, 0, None, None] * (_JL.T @ Pn @ _JL)
-        return q, K, (c, eps, ebar, sigma)
+        return K + weights[:, 0, None, None] * (_JL.T @ Pn @ _JL)
 
     # ---------------------------------------------------------- static kernels
     def internal_force(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
@@ -274,8 +326,8 @@ class Beam3D(ElementGroup):
         return q, K
 
     def strains(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
-        """Generalized strains ebar (n_el, 6): m (e1) and m rad (e2..e6, l0 times angles)."""
-        return self._static(X, u, tangent=False)[2][2]
+        """Generalized strains ebar (n_el, 6), m (l0 times angles for e2..e6)."""
+        return self._static(X, u, tangent=False)[2]["ebar"]
 
     def generalized_stresses(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
         """s = S ebar (n_el, 6): normal force N (N), then torque and bending moments divided by l0 (N).
@@ -283,32 +335,22 @@ class Beam3D(ElementGroup):
         At small strains ``s2 l0`` is the torque, ``-s3 l0, s4 l0`` the bending moments about y at
         p and q, ``s5 l0, -s6 l0`` those about z (Meijaard 1993, eq. 4).
         """
-        return self._static(X, u, tangent=False)[2][3]
+        return self._static(X, u, tangent=False)[2]["sigma"]
 
     def geometric_stiffness(self, X: np.ndarray, u: np.ndarray, stresses: np.ndarray) -> np.ndarray:
         """Part of the tangent linear in given generalized stresses s (n_el, 6): (n_el, 12, 12)."""
         E = self.section_frames(X)
         c, _, _, V = self._vectors(X, u, E)
-        eps = self._strains(c, V)
-        if self.second_order:
-            A = np.eye(6)[None] + np.einsum("kij,ej->eki", _C2, eps) / c.l0[:, None, None]
-            st = np.einsum("eki,ek->ei", A, stresses)
-        else:
-            st = stresses
+        en = self._energy(self._strains(c, V), c.l0, self.stiffness_matrix_S(c.l0), order=0)
         J = [np.broadcast_to(_JL, (len(c.l0), 3, 12))] + \
             [_triad_jacobian(-skew(V[s]), _NODE[s]) for s in range(1, 5)]
-        K = self._pair_stiffness(st, V, J, J, 1.0, c.l0)
-        n = c.e
-        Pn = (np.eye(3)[None] - np.einsum("ei,ej->eij", n, n)) / c.l[:, None, None]
-        K += st[:, 0, None, None] * (_JL.T @ Pn @ _JL)
-        if self.second_order:
-            G = self._rows(V, J, 1.0 / c.l, c.l0)
-            K += G.transpose(0, 2, 1) @ (np.einsum("ek,kij->eij", stresses, _C2) / c.l0[:, None, None]) @ G
-        return K
+        G = self._rows(V, J, 1.0 / c.l, c.l0)
+        weights = np.einsum("eki,ek->ei", en["Ah"], np.einsum("eki,ek->ei", en["A"], stresses))
+        return (G.transpose(0, 2, 1) @ self._stress_hessian(stresses, en["A"], en["Ah"], en["D2"], c.l0) @ G
+                + self._row_stiffness(weights, c, V, J))
 
     def strain_energy(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
-        _, _, (c, _, ebar, sigma) = self._static(X, u, tangent=False)
-        return 0.5 * np.einsum("ei,ei->e", ebar, sigma)
+        return self._static(X, u, tangent=False)[2]["phi"]
 
     def axial_strain(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
         c = chord(X, u[:, 0:3], u[:, 6:9])
@@ -355,11 +397,27 @@ class Beam3D(ElementGroup):
         S = self.stiffness_matrix_S(c0.l0)
         st_star = np.zeros((n_el, 6))
         dst_star = np.zeros((n_el, 6, 6))
-        for t in _GAUSS_T:                                               # exact: s~ is cubic in e
-            _, _, st, dst = self._energy_terms(eps0 + t * deps, c0.l0, S, derivative=tangent)
-            st_star += 0.5 * st
+        for t, wt in zip(_GAUSS_T, _GAUSS_W):                            # s* = int_0^1 s~(e(t)) dt
+            en = self._energy(eps0 + t * deps, c0.l0, S, order=2 if tangent else 1)
+            st_star += wt * en["grad"]
             if tangent:
-                dst_star += 0.5 * t * dst
+                dst_star += wt * t * en["hess"]
+        # Four Gauss points leave an error of order |de|^8 (the angle map is not polynomial); where
+        # it exceeds round-off, a discrete-gradient correction along de makes s* . de = dPhi exact
+        phi0 = self._energy(eps0, c0.l0, S, order=0)["phi"]
+        end = self._energy(eps1, c0.l0, S, order=1)
+        miss = (end["phi"] - phi0) - np.einsum("ei,ei->e", st_star, deps)
+        fix = np.abs(miss) > 64.0 * np.finfo(float).eps * (np.abs(phi0) + np.abs(end["phi"]))
+        if np.any(fix):
+            de = deps[fix]
+            dd = np.einsum("ei,ei->e", de, de)
+            cf = miss[fix] / dd
+            st_star[fix] += cf[:, None] * de
+            if tangent:
+                dmiss = end["grad"][fix] - (st_star[fix] - cf[:, None] * de) \
+                    - np.einsum("eji,ej->ei", dst_star[fix], de)
+                dcf = dmiss / dd[:, None] - (2.0 * cf / dd)[:, None] * de
+                dst_star[fix] += de[:, :, None] * dcf[:, None, :] + cf[:, None, None] * np.eye(6)
         Vm = 0.5 * (V0 + V1)
         Jm = [np.broadcast_to(_JL, (n_el, 3, 12))] + \
              [_triad_jacobian(-skew(Vm[s]), _NODE[s]) for s in range(1, 5)]

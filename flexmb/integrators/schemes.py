@@ -6,6 +6,11 @@ displacement, and which residual and Jacobian Newton has to zero. It does not lo
 
 Residual sign convention: ``g = q_int - f_ext + M a`` (internal minus external plus inertia).
 At prescribed DOFs ``g`` is the reaction the supports exert on the structure.
+
+Spatial rotations (3D nodes with rotations): ``v`` holds the spatial angular velocity omega and
+``a`` the spatial angular acceleration at those DOFs; the rotary inertia J (reference
+orientation) acts through the angular momentum ``pi = R J R^T omega``. Newton iterates on the
+end-of-step configuration with the scheme's own correction rule (:meth:`Scheme.update`).
 """
 from __future__ import annotations
 
@@ -16,6 +21,7 @@ import numpy as np
 import scipy.sparse.linalg as spla
 
 from flexmb.assembly import Assembly
+from flexmb.rotations import cayley_resolvent, exp_map, log_map, skew, tangent_operator
 
 
 @dataclass
@@ -53,7 +59,15 @@ class Scheme(ABC):
 
     def predict(self, s: State, dt: float) -> np.ndarray:
         """Start value of u_{n+1} for Newton: constant-velocity extrapolation."""
-        return s.u + dt * s.v
+        return self.asm.update(s.u, dt * s.v)
+
+    @abstractmethod
+    def increment(self, s: State, u1: np.ndarray) -> np.ndarray:
+        """Step increment d (n_dof,) from u_n to u1 in the scheme's rotation parameters."""
+
+    @abstractmethod
+    def update(self, s: State, u1: np.ndarray, du: np.ndarray) -> np.ndarray:
+        """Iterate u1 corrected by a Newton correction du (the Jacobian's variable)."""
 
     @abstractmethod
     def kinematics(self, s: State, dt: float, u1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -88,12 +102,40 @@ class MidPoint(Scheme):
     ``dK + dPhi - f_m . du = du . g_m`` (their eq. 21/43): with constant loads the total energy is
     conserved to the Newton tolerance for any dt. Jacobian ``dq_m/du_{n+1} + 2 M / dt^2``
     (their eq. 23) is non-symmetric.
+
+    Spatial rotations (Simo & Wong 1991): ``R_{n+1} = cay(w) R_n`` with the step's Cayley
+    parameters ``w = dt R_n (Omega_n + Omega_{n+1}) / 2`` (Omega = R^T omega, body angular
+    velocity) and the momentum balance ``(pi_{n+1} - pi_n) / dt + m_int - m_ext = 0``. Since
+    ``w . (pi_{n+1} - pi_n) = dt (T_{n+1} - T_n)`` exactly, and the elements' mid-point forces
+    satisfy ``q_m . d = Phi_{n+1} - Phi_n`` with the same w, energy and angular momentum are
+    conserved for any step with less than a half turn per node.
     """
 
     name = "mid-point"
 
+    def increment(self, s: State, u1: np.ndarray) -> np.ndarray:
+        return self.asm.cayley_increment(s.u, u1)
+
+    def update(self, s: State, u1: np.ndarray, du: np.ndarray) -> np.ndarray:
+        if not self.asm.rotation_dofs.size:
+            return u1 + du
+        return self.asm.cayley_update(s.u, self.increment(s, u1) + du)
+
+    def _body_rates(self, s: State, dt: float, u1: np.ndarray, d: np.ndarray):
+        """R_n, R_{n+1} (n_r, 3, 3), Omega_{n+1} (n_r, 3) of the rotating 3D nodes."""
+        rd = self.asm.rotation_dofs
+        R0, R1 = exp_map(s.u[rd]), exp_map(u1[rd])
+        R0T = R0.transpose(0, 2, 1)
+        Om1 = 2.0 / dt * np.einsum("nij,nj->ni", R0T, d[rd]) - np.einsum("nij,nj->ni", R0T, s.v[rd])
+        return R0, R1, Om1
+
     def kinematics(self, s: State, dt: float, u1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        v1 = 2.0 * (u1 - s.u) / dt - s.v
+        d = self.increment(s, u1)
+        v1 = 2.0 * d / dt - s.v
+        rd = self.asm.rotation_dofs
+        if rd.size:
+            _, R1, Om1 = self._body_rates(s, dt, u1, d)
+            v1[rd] = np.einsum("nij,nj->ni", R1, Om1)
         return v1, (v1 - s.v) / dt
 
     def residual(self, s: State, dt: float, u1: np.ndarray) -> StepResidual:
@@ -102,12 +144,26 @@ class MidPoint(Scheme):
         q_m, k_data = asm.mid_point_force_and_tangent(s.u, u1)
         f_m = 0.5 * (asm.external_force(s.t) + asm.external_force(s.t + dt))
         inertia = asm.mass @ a_m
-        g = q_m - f_m + inertia
         data = k_data + (2.0 / dt**2) * asm.mass_data
+        rd = asm.rotation_dofs
+        if rd.size:
+            d = self.increment(s, u1)
+            R0, R1, Om1 = self._body_rates(s, dt, u1, d)
+            J = asm.rotary_inertia
+            JOm1 = np.einsum("nij,nj->ni", J, Om1)
+            y0 = np.einsum("nij,nj->ni", R0, JOm1)                        # R_n J Omega_{n+1}
+            y1 = np.einsum("nij,nj->ni", R1, JOm1)                        # pi_{n+1}
+            pi0 = np.einsum("nij,nj->ni", asm.spatial_inertia(s.u), s.v[rd])
+            inertia[rd] = (y1 - pi0) / dt
+            # d pi_{n+1} / dw = -G(w) hat(y_m) + R_{n+1} J (2 / dt) R_n^T
+            blocks = (-cayley_resolvent(d[rd]) @ skew(0.5 * (y0 + y1))
+                      + (2.0 / dt) * R1 @ J @ R0.transpose(0, 2, 1)) / dt
+            data = data + asm.rotary_block_data(blocks)
+        g = q_m - f_m + inertia
         return StepResidual(g, data, self._scale(asm.dofs.free, q_m, f_m, inertia), f_m)
 
     def work_increment(self, s: State, res: StepResidual, u1: np.ndarray) -> float:
-        return float((res.f_ext + self.reaction(res)) @ (u1 - s.u))
+        return float((res.f_ext + self.reaction(res)) @ self.increment(s, u1))
 
 
 class Newmark(Scheme):
@@ -116,24 +172,65 @@ class Newmark(Scheme):
     ``a_{n+1} = 4 (u_{n+1} - u_n) / dt^2 - 4 v_n / dt - a_n``, ``v_{n+1} = v_n + dt (a_n + a_{n+1}) / 2``,
     ``q(u_{n+1}) - f_{n+1} + M a_{n+1} = 0``. Unconditionally stable for linear problems only: with
     stiff co-rotational bars it can lock onto axial vibration (Crisfield & Shi 1993, Figs. 2-4).
+
+    Spatial rotations: Newmark in the body frame (Simo & Vu-Quoc 1988): the material rotation
+    increment ``Theta = R_n^T theta`` (``R_{n+1} = exp(hat(theta)) R_n``) plays the role of the
+    displacement increment for the body angular velocity and acceleration, and the end-point
+    balance is ``R_{n+1} (J A_{n+1} + Omega_{n+1} x J Omega_{n+1}) + m_int - m_ext = 0``.
     """
 
     name = "newmark"
+
+    def increment(self, s: State, u1: np.ndarray) -> np.ndarray:
+        d = u1 - s.u
+        rd = self.asm.rotation_dofs
+        if rd.size:
+            d[rd] = log_map(exp_map(u1[rd]) @ exp_map(s.u[rd]).transpose(0, 2, 1))
+        return d
+
+    def update(self, s: State, u1: np.ndarray, du: np.ndarray) -> np.ndarray:
+        return self.asm.update(u1, du)
 
     def initial_state(self, t0: float, u0: np.ndarray, v0: np.ndarray) -> State:
         """Initial acceleration from equilibrium at t0 (prescribed DOFs start with zero acceleration)."""
         asm = self.asm
         free = asm.dofs.free
         rhs = asm.external_force(t0) - asm.internal_force(u0)
+        data = asm.mass_data
+        rd = asm.rotation_dofs
+        if rd.size:
+            Js = asm.spatial_inertia(u0)
+            w = v0[rd]
+            rhs[rd] -= np.cross(w, np.einsum("nij,nj->ni", Js, w))   # gyroscopic term
+            data = data + asm.rotary_block_data(Js)
         a0 = np.zeros_like(u0)
-        a0[free] = spla.splu(asm.free_matrix(asm.mass_data)).solve(rhs[free])
-        reaction = asm.internal_force(u0) - asm.external_force(t0) + asm.mass @ a0
+        a0[free] = spla.splu(asm.free_matrix(data)).solve(rhs[free])
+        reaction = asm.mass @ a0 - rhs
         reaction[free] = 0.0
         return State(t0, u0.copy(), v0.copy(), a0, reaction)
 
+    def _body_rates(self, s: State, dt: float, u1: np.ndarray, d: np.ndarray):
+        """theta (n_r, 3), R_n, R_{n+1}, Omega_{n+1}, A_{n+1} (body frame) of the rotating 3D nodes."""
+        rd = self.asm.rotation_dofs
+        R0, R1 = exp_map(s.u[rd]), exp_map(u1[rd])
+        R0T = R0.transpose(0, 2, 1)
+        Th = np.einsum("nij,nj->ni", R0T, d[rd])
+        Om0 = np.einsum("nij,nj->ni", R0T, s.v[rd])
+        A0 = np.einsum("nij,nj->ni", R0T, s.a[rd])
+        A1 = 4.0 * (Th - dt * Om0) / dt**2 - A0
+        Om1 = Om0 + 0.5 * dt * (A0 + A1)
+        return d[rd], R0, R1, Om1, A1
+
     def kinematics(self, s: State, dt: float, u1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        a1 = 4.0 * (u1 - s.u) / dt**2 - 4.0 * s.v / dt - s.a
-        return s.v + 0.5 * dt * (s.a + a1), a1
+        d = self.increment(s, u1)
+        a1 = 4.0 * d / dt**2 - 4.0 * s.v / dt - s.a
+        v1 = s.v + 0.5 * dt * (s.a + a1)
+        rd = self.asm.rotation_dofs
+        if rd.size:
+            _, _, R1, Om1, A1 = self._body_rates(s, dt, u1, d)
+            v1[rd] = np.einsum("nij,nj->ni", R1, Om1)
+            a1[rd] = np.einsum("nij,nj->ni", R1, A1)
+        return v1, a1
 
     def residual(self, s: State, dt: float, u1: np.ndarray) -> StepResidual:
         asm = self.asm
@@ -141,14 +238,27 @@ class Newmark(Scheme):
         q1, k_data = asm.force_and_tangent(u1)
         f1 = asm.external_force(s.t + dt)
         inertia = asm.mass @ a1
-        g = q1 - f1 + inertia
         data = k_data + (4.0 / dt**2) * asm.mass_data
+        rd = asm.rotation_dofs
+        if rd.size:
+            theta, R0, R1, Om1, A1 = self._body_rates(s, dt, u1, self.increment(s, u1))
+            J = asm.rotary_inertia
+            JOm = np.einsum("nij,nj->ni", J, Om1)
+            y = np.einsum("nij,nj->ni", J, A1) + np.cross(Om1, JOm)
+            Ry = np.einsum("nij,nj->ni", R1, y)
+            inertia[rd] = Ry
+            # w.r.t. a spin of R_{n+1}: d theta = T(theta)^-1 dspin, dA = R_n^T dtheta 4/dt^2,
+            # dOmega = dA dt/2
+            dy = 4.0 / dt**2 * J + 2.0 / dt * (skew(Om1) @ J - skew(JOm))
+            blocks = -skew(Ry) + R1 @ dy @ R0.transpose(0, 2, 1) @ np.linalg.inv(tangent_operator(theta))
+            data = data + asm.rotary_block_data(blocks)
+        g = q1 - f1 + inertia
         # external force over the step for the work balance: trapezoidal average
         f_avg = 0.5 * (asm.external_force(s.t) + f1)
         return StepResidual(g, data, self._scale(asm.dofs.free, q1, f1, inertia), f_avg)
 
     def work_increment(self, s: State, res: StepResidual, u1: np.ndarray) -> float:
-        return float((res.f_ext + 0.5 * (s.reaction + self.reaction(res))) @ (u1 - s.u))
+        return float((res.f_ext + 0.5 * (s.reaction + self.reaction(res))) @ self.increment(s, u1))
 
 
 SCHEMES = {"mid-point": MidPoint, "newmark": Newmark}

@@ -48,7 +48,7 @@ class TimeHistory:
         self.t.append(s.t)
         self.u.append(s.u.copy())
         self.v.append(s.v.copy())
-        self.kinetic.append(asm.kinetic_energy(s.v))
+        self.kinetic.append(asm.kinetic_energy(s.v, s.u))
         self.strain.append(asm.strain_energy(s.u))
         self.work.append(s.work)
         self.angular_momentum.append(asm.angular_momentum(s.u, s.v))
@@ -110,7 +110,8 @@ def integrate(model: Model | Assembly, dt: float, t_end: float, scheme: str = "m
     model : the model, or an :class:`~flexmb.assembly.Assembly` built from it (reused).
     scheme : ``"mid-point"`` (energy conserving) or ``"newmark"`` (trapezoidal baseline).
     u0, v0 : initial displacements and velocities over all DOFs (n_dof,); default zero.
-        Prescribed DOFs take the value and velocity of their prescribed functions at t0.
+        Prescribed DOFs take the value and velocity of their prescribed functions at t0. At the
+        rotation DOFs of 3D nodes, u0 is the rotation vector and v0 the spatial angular velocity.
     output_every : record every k-th step.
     save_to : ``.npz`` path written at the end, and also if the run stops with an error.
     """
@@ -122,6 +123,10 @@ def integrate(model: Model | Assembly, dt: float, t_end: float, scheme: str = "m
     n_steps = int(round((t_end - t0) / dt))
     if abs(n_steps * dt - (t_end - t0)) > 1e-9 * (t_end - t0):
         raise ModelError(f"t_end - t0 = {t_end - t0} is not a whole number of steps dt = {dt}")
+    if asm.model.vector_loads:
+        load = asm.model.vector_loads[0]
+        raise ModelError(f"{load.kind} load at node {load.node}: configuration-dependent loads are "
+                         "supported in statics and buckling only, not yet in time integration")
     n = asm.n_dof
     u0 = np.zeros(n) if u0 is None else np.array(u0, dtype=float)
     v0 = np.zeros(n) if v0 is None else np.array(v0, dtype=float)
@@ -178,7 +183,9 @@ def _step(stepper: Scheme, s: State, dt: float, settings: NewtonSettings, histor
     asm = stepper.asm
     free, presc = asm.dofs.free, asm.dofs.prescribed
     u1 = stepper.predict(s, dt)
-    u1[presc] = asm.prescribed_values(s.t + dt)
+    # fixed spatial rotations stay fixed through zero spins; the rest take their prescribed value
+    set_presc = ~np.isin(presc, asm.rotation_dofs)
+    u1[presc[set_presc]] = asm.prescribed_values(s.t + dt)[set_presc]
 
     last = {}                                   # Newton's last evaluation is at its solution
 
@@ -187,7 +194,13 @@ def _step(stepper: Scheme, s: State, dt: float, settings: NewtonSettings, histor
         res = last["res"] = stepper.residual(s, dt, u1)
         return res.g[free], asm.free_matrix(res.jacobian_data), res.force_scale
 
-    x, log = newton_solve(residual, u1[free], asm.model.characteristic_length, settings)
+    def update(x_free: np.ndarray, dx_free: np.ndarray) -> np.ndarray:
+        du = np.zeros(asm.n_dof)
+        du[free] = dx_free
+        u1[free] = x_free
+        return stepper.update(s, u1, du)[free]
+
+    x, log = newton_solve(residual, u1[free], asm.model.characteristic_length, settings, update)
     u1[free] = x
     if keep_logs:
         history.newton_logs.append(log)
