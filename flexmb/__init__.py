@@ -3,6 +3,7 @@
 Public API. Importing flexmb is light: matplotlib, meshio and pyvista are imported only inside
 the plotting and I/O functions that need them.
 """
+from flexmb.analysis.arc_length import arc_length
 from flexmb.analysis.statics import StaticPath, load_control
 from flexmb.assembly import Assembly
 from flexmb.dofs import DofMap
@@ -13,4 +14,4 @@ from flexmb.model import Model, ModelError
 __version__ = "0.1.0"
 
 __all__ = ["Assembly", "Beam2D", "DofMap", "ElementGroup", "Model", "ModelError", "NewtonSettings",
-           "StaticPath", "TimeHistory", "TimeIntegrationError", "Truss", "integrate", "load_control"]
+           "StaticPath", "TimeHistory", "TimeIntegrationError", "Truss", "arc_length", "integrate", "load_control"]
