@@ -169,8 +169,12 @@ def cayley(w: np.ndarray) -> np.ndarray:
 
 
 def cayley_from_matrix(R: np.ndarray) -> np.ndarray:
-    """Cayley parameters of a rotation by less than pi: ``w = 4 axial(R) / (1 + tr R)``."""
-    return 4.0 * axial(R) / (1.0 + np.trace(R, axis1=-2, axis2=-1))[..., None]
+    """Cayley parameters of a rotation by less than pi: ``w = 4 axial(R) / (1 + tr R)``.
+
+    A half turn gives infinite parameters (no warning); callers treat them as a failed iterate.
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return 4.0 * axial(R) / (1.0 + np.trace(R, axis1=-2, axis2=-1))[..., None]
 
 
 def cayley_resolvent(w: np.ndarray) -> np.ndarray:
@@ -181,4 +185,5 @@ def cayley_resolvent(w: np.ndarray) -> np.ndarray:
     """
     w = np.asarray(w, dtype=float)
     ww = w[..., :, None] * w[..., None, :]
-    return (np.eye(3) + 0.5 * skew(w) + 0.25 * ww) / (1.0 + 0.25 * np.sum(w * w, -1))[..., None, None]
+    with np.errstate(invalid="ignore", over="ignore"):
+        return (np.eye(3) + 0.5 * skew(w) + 0.25 * ww) / (1.0 + 0.25 * np.sum(w * w, -1))[..., None, None]

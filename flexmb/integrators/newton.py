@@ -106,3 +106,4 @@ def newton_solve(residual_and_jacobian: ResidualFunction, x0: np.ndarray, length
             return x, log
     raise NewtonFailure(f"no convergence in {s.max_iterations} iterations "
                         f"(|r|/F = {log.residual_norms[-1] / log.force_scale:.3e})", log)
+

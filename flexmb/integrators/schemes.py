@@ -58,8 +58,22 @@ class Scheme(ABC):
         return State(t0, u0.copy(), v0.copy(), np.zeros_like(u0), np.zeros_like(u0))
 
     def predict(self, s: State, dt: float) -> np.ndarray:
-        """Start value of u_{n+1} for Newton: constant-velocity extrapolation."""
-        return self.asm.update(s.u, dt * s.v)
+        """Start value of u_{n+1} for Newton.
+
+        Nodes with spatial rotations move as if rigidly attached to their own rotation,
+        ``dx = dt T(dt omega) v`` (T as in :func:`flexmb.rotations.tangent_operator`): for any
+        rigid motion this is exact up to a translation common to all nodes, so stiff spinning
+        members are not stretched by O((omega dt)^2) and Newton does not start from huge axial
+        forces. Other nodes extrapolate with the last acceleration.
+        """
+        asm = self.asm
+        d = dt * s.v + 0.5 * dt**2 * s.a
+        rd = asm.rotation_dofs
+        if rd.size:
+            tr = asm.dofs.translations()[asm.rotation_nodes]              # (n_r, 3)
+            d[tr] = dt * np.einsum("nij,nj->ni", tangent_operator(dt * s.v[rd]), s.v[tr])
+            d[rd] = dt * s.v[rd]
+        return asm.update(s.u, d)
 
     @abstractmethod
     def increment(self, s: State, u1: np.ndarray) -> np.ndarray:

@@ -22,6 +22,9 @@ from flexmb.progress import Progress
 
 logger = logging.getLogger("flexmb")
 
+#: largest rotation correction (rad) of one Newton iteration in time integration
+MAX_ROTATION_CORRECTION = 0.5
+
 
 @dataclass
 class TimeHistory:
@@ -198,6 +201,12 @@ def _step(stepper: Scheme, s: State, dt: float, settings: NewtonSettings, histor
         du = np.zeros(asm.n_dof)
         du[free] = dx_free
         u1[free] = x_free
+        if asm.rotation_dofs.size:
+            # a nearly free spin mode (a slender beam about its own axis) can ask for several
+            # radians from a small residual far from the solution: cap rotation corrections
+            largest = np.abs(du[asm.rotation_dofs]).max()
+            if largest > MAX_ROTATION_CORRECTION:
+                du *= MAX_ROTATION_CORRECTION / largest
         return stepper.update(s, u1, du)[free]
 
     x, log = newton_solve(residual, u1[free], asm.model.characteristic_length, settings, update)
