@@ -4,14 +4,16 @@ Public API. Importing flexmb is light: matplotlib, meshio and pyvista are import
 the plotting and I/O functions that need them.
 """
 from flexmb.analysis.arc_length import arc_length
+from flexmb.analysis.buckling import BucklingResult, linear_buckling
 from flexmb.analysis.statics import StaticPath, load_control
 from flexmb.assembly import Assembly
 from flexmb.dofs import DofMap
-from flexmb.elements import Beam2D, ElementGroup, Truss
+from flexmb.elements import Beam2D, Beam3D, ElementGroup, Truss
 from flexmb.integrators import NewtonSettings, TimeHistory, TimeIntegrationError, integrate
 from flexmb.model import Model, ModelError
 
 __version__ = "0.1.0"
 
-__all__ = ["Assembly", "Beam2D", "DofMap", "ElementGroup", "Model", "ModelError", "NewtonSettings",
-           "StaticPath", "TimeHistory", "TimeIntegrationError", "Truss", "arc_length", "integrate", "load_control"]
+__all__ = ["Assembly", "Beam2D", "Beam3D", "BucklingResult", "DofMap", "ElementGroup", "Model", "ModelError",
+           "NewtonSettings", "StaticPath", "TimeHistory", "TimeIntegrationError", "Truss", "arc_length",
+           "integrate", "linear_buckling", "load_control"]
