@@ -18,8 +18,8 @@ from __future__ import annotations
 import numpy as np
 
 import flexmb as fm
-from flexmb.validation import CaseReport, Check, print_report
-from flexmb.validation.cantilever_buckling import convergence_figure, critical_ratio
+from flexmb.validation import CaseReport, print_report
+from flexmb.validation.cantilever_buckling import table_study
 
 CASE = "buckling-torsion"
 TITLE = "Buckling of a cantilever shaft by a semi-tangential end torque (Beam3D)"
@@ -46,29 +46,8 @@ def build(n_elements: int, second_order: bool) -> fm.Model:
 
 def run(quick: bool = False) -> CaseReport:
     counts = (1, 2, 4, 8) if quick else (1, 2, 4, 8, 16)
-    rows = [critical_ratio(build, n, so, ("uy", "uz", "ry", "rz"), M_TH) for so in (False, True) for n in counts]
-    report = CaseReport(CASE, n_steps=len(rows))
-    for r in rows:
-        label = f"M_cr/M_th, {r.n_elements} el., {'with' if r.second_order else 'without'} 2nd-order"
-        ref = TABLE.get((r.n_elements, r.second_order))
-        if ref is None:
-            continue
-        if np.isinf(ref):
-            report.add(Check.at_most(label + ": buckling modes found", float(np.isfinite(r.ratio)), 0.0,
-                                     SOURCE + " (infinite)"))
-        else:
-            report.add(Check.close(label, r.ratio, ref, 1e-2, SOURCE))
-    finest = max(counts)
-    for so, bound in ((False, 2e-2), (True, 1e-4)) if not quick else ((False, 2e-2), (True, 1e-4)):
-        r = next(r for r in rows if r.n_elements == finest and r.second_order == so)
-        report.add(Check.at_most(f"{finest} el., {'with' if so else 'without'}: M_cr/M_th - 1",
-                                 r.ratio - 1.0, bound, "converges to theory pi EI / l"))
-    report.info["rows"] = [{"n_elements": r.n_elements, "second_order": r.second_order,
-                            "ratio": r.ratio if np.isfinite(r.ratio) else "infinite",
-                            "other_mode_ratios": r.other_modes} for r in rows]
-    report.figure = convergence_figure("Shaft buckling by a semi-tangential torque (Meijaard 1993, Table 2)",
-                                       rows, TABLE)
-    return report
+    return table_study(CASE, build, ("uy", "uz", "ry", "rz"), M_TH, "M_cr/M_th", TABLE, SOURCE, counts,
+                       {False: 2e-2, True: 1e-4}, "converges to theory pi EI / l")
 
 
 def main() -> None:

@@ -17,6 +17,7 @@ import numpy as np
 
 import flexmb as fm
 from flexmb.analysis import linear_buckling
+from flexmb.validation.report import CaseReport, Check
 
 
 @dataclass
@@ -49,6 +50,36 @@ def critical_ratio(build: Callable[[int, bool], fm.Model], n_elements: int, seco
         elif share <= 1e-6:
             others.append(float(lam / theory))
     return BucklingRow(n_elements, second_order, float(ratio), others)
+
+
+def table_study(case: str, build: Callable[[int, bool], fm.Model], mode_dofs: tuple[str, ...],
+                theory: float, symbol: str, table: dict[tuple[int, bool], float], source: str,
+                counts: tuple[int, ...], finest_bounds: dict[bool, float], theory_source: str) -> CaseReport:
+    """Rows for ``counts`` elements, with and without second-order terms, checked against the
+    paper's table (1 %; ``inf`` means no mode of interest at all) and, at the finest mesh,
+    against theory (``ratio - 1 <= finest_bounds[second_order]``)."""
+    rows = [critical_ratio(build, n, so, mode_dofs, theory) for so in (False, True) for n in counts]
+    report = CaseReport(case, n_steps=len(rows))
+    for r in rows:
+        label = f"{symbol}, {r.n_elements} el., {'with' if r.second_order else 'without'} 2nd-order"
+        ref = table.get((r.n_elements, r.second_order))
+        if ref is None:
+            continue
+        if np.isinf(ref):
+            report.add(Check.at_most(label + ": buckling modes found", float(np.isfinite(r.ratio)), 0.0,
+                                     source + " (infinite)"))
+        else:
+            report.add(Check.close(label, r.ratio, ref, 1e-2, source))
+    finest = max(counts)
+    for so, bound in finest_bounds.items():
+        r = next(r for r in rows if r.n_elements == finest and r.second_order == so)
+        report.add(Check.at_most(f"{finest} el., {'with' if so else 'without'}: {symbol} - 1",
+                                 r.ratio - 1.0, bound, theory_source))
+    report.info["rows"] = [{"n_elements": r.n_elements, "second_order": r.second_order,
+                            "ratio": r.ratio if np.isfinite(r.ratio) else "infinite",
+                            "ratios_of_other_modes": r.other_modes} for r in rows]
+    report.figure = convergence_figure(f"{case} ({source})", rows, table)
+    return report
 
 
 def convergence_figure(title: str, rows: list[BucklingRow], table: dict[tuple[int, bool], float]):
