@@ -172,7 +172,13 @@ class Model:
         """
         if self.dim != 3:
             raise ModelError(f"add_beam3d needs a 3D model, this one is {self.dim}D")
-        return self.add_group(Beam3D(connectivity, EA, GJ, EI_y, EI_z, **section))
+        group = self.add_group(Beam3D(connectivity, EA, GJ, EI_y, EI_z, **section))
+        try:
+            group.section_frames(self.coordinates[group.connectivity])
+        except ValueError as exc:
+            self.groups.pop()
+            raise ModelError(str(exc)) from None
+        return group
 
     # ------------------------------------------------------- supports/motion
     def fix(self, node: int, dofs: Sequence[str] | str = "all") -> None:

@@ -67,6 +67,11 @@ def linear_buckling(model: Model | Assembly, n_modes: int = 4, u_pre: np.ndarray
     except RuntimeError as exc:
         raise ModelError(f"linear_buckling: the tangent at the pre-load state is singular ({exc}); "
                          "is the model supported against rigid motion?") from None
+    pivots = np.abs(lu.U.diagonal())
+    if pivots.min() <= 1e-14 * pivots.max():         # round-off pivot: a rigid or mechanism mode
+        raise ModelError("linear_buckling: the tangent at the pre-load state is singular to round-off "
+                         f"(smallest/largest LU pivot {pivots.min() / pivots.max():.1e}); is the model "
+                         "supported against rigid motion?")
     du = np.zeros(asm.n_dof)
     du[free] = lu.solve(f_ref[free])
     # stress increment of the reference load by a central difference of a tiny linear response

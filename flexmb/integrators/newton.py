@@ -36,6 +36,7 @@ class NewtonLog:
     residual_norms: list[float] = field(default_factory=list)
     increment_norms: list[float] = field(default_factory=list)
     force_scale: float = 0.0
+    force_scales: list[float] = field(default_factory=list)   # per iteration, N
     converged: bool = False
     criterion: str = ""
 
@@ -48,7 +49,8 @@ class NewtonLog:
         lines = []
         for k, rn in enumerate(self.residual_norms):
             dx = f"{self.increment_norms[k]:10.3e}" if k < len(self.increment_norms) else f"{'-':>10s}"
-            lines.append(f"  it {k:2d}  |r|/F = {rn / self.force_scale:10.3e}  |dx| = {dx}")
+            scale = self.force_scales[k] if k < len(self.force_scales) else self.force_scale
+            lines.append(f"  it {k:2d}  |r|/F = {rn / scale:10.3e}  |dx| = {dx}")
         return "\n".join(lines)
 
 
@@ -84,6 +86,7 @@ def newton_solve(residual_and_jacobian: ResidualFunction, x0: np.ndarray, length
         rn = float(np.linalg.norm(r))
         log.residual_norms.append(rn)
         log.force_scale = scale
+        log.force_scales.append(scale)
         if not np.isfinite(rn):
             raise NewtonFailure(f"residual is not finite at iteration {k}", log)
         if rn <= s.residual_tol * scale:

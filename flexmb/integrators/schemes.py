@@ -102,9 +102,21 @@ class Scheme(ABC):
     def work_increment(self, s: State, res: StepResidual, u1: np.ndarray) -> float:
         """Work of loads and support reactions over the step (J), consistent with the scheme."""
 
-    @staticmethod
-    def _scale(free: np.ndarray, *terms: np.ndarray) -> float:
-        return max(float(np.linalg.norm(t[free])) for t in terms)
+    def _scale(self, s: State, dt: float, u1: np.ndarray, v1: np.ndarray, *terms: np.ndarray) -> float:
+        """Force scale of the residual (N): the largest of its terms and of the momenta / dt.
+
+        The momenta matter when every force vanishes (a torque-free spin about a principal
+        axis): the residual is then round-off of momenta, not of forces.
+        """
+        asm = self.asm
+        free = asm.dofs.free
+        p0, p1 = asm.mass @ s.v, asm.mass @ v1
+        rd = asm.rotation_dofs
+        if rd.size:
+            p0[rd] = np.einsum("nij,nj->ni", asm.spatial_inertia(s.u), s.v[rd])
+            p1[rd] = np.einsum("nij,nj->ni", asm.spatial_inertia(u1), v1[rd])
+        momentum = max(float(np.linalg.norm(p0[free])), float(np.linalg.norm(p1[free]))) / dt
+        return max([momentum] + [float(np.linalg.norm(t[free])) for t in terms])
 
 
 class MidPoint(Scheme):
@@ -174,7 +186,7 @@ class MidPoint(Scheme):
                       + (2.0 / dt) * R1 @ J @ R0.transpose(0, 2, 1)) / dt
             data = data + asm.rotary_block_data(blocks)
         g = q_m - f_m + inertia
-        return StepResidual(g, data, self._scale(asm.dofs.free, q_m, f_m, inertia), f_m)
+        return StepResidual(g, data, self._scale(s, dt, u1, v1, q_m, f_m, inertia), f_m)
 
     def work_increment(self, s: State, res: StepResidual, u1: np.ndarray) -> float:
         return float((res.f_ext + self.reaction(res)) @ self.increment(s, u1))
@@ -248,7 +260,7 @@ class Newmark(Scheme):
 
     def residual(self, s: State, dt: float, u1: np.ndarray) -> StepResidual:
         asm = self.asm
-        _, a1 = self.kinematics(s, dt, u1)
+        v1, a1 = self.kinematics(s, dt, u1)
         q1, k_data = asm.force_and_tangent(u1)
         f1 = asm.external_force(s.t + dt)
         inertia = asm.mass @ a1
@@ -269,7 +281,7 @@ class Newmark(Scheme):
         g = q1 - f1 + inertia
         # external force over the step for the work balance: trapezoidal average
         f_avg = 0.5 * (asm.external_force(s.t) + f1)
-        return StepResidual(g, data, self._scale(asm.dofs.free, q1, f1, inertia), f_avg)
+        return StepResidual(g, data, self._scale(s, dt, u1, v1, q1, f1, inertia), f_avg)
 
     def work_increment(self, s: State, res: StepResidual, u1: np.ndarray) -> float:
         return float((res.f_ext + 0.5 * (s.reaction + self.reaction(res))) @ self.increment(s, u1))
