@@ -16,7 +16,8 @@ from flexmb.validation.registry import load_module
 matplotlib.use("Agg")
 REPO = Path(__file__).resolve().parents[1]
 CASES_DIR = REPO / "validation"
-EXPECTED_CASES = {"von-mises-truss", "bathe-pendulum", "free-flying-chain", "roll-up-2d"}
+EXPECTED_CASES = {"bathe-pendulum", "free-flying-chain", "roll-up-2d", "roll-up-3d", "buckling-lateral",
+                  "buckling-torsion", "von-mises-truss", "flying-beam-3d"}
 
 FAILING_CASE = '''"""A case that fails one check."""
 from flexmb.validation import CaseReport, Check
