@@ -27,6 +27,7 @@ class BucklingRow:
     n_elements: int
     second_order: bool
     ratio: float                                   # inf when no mode of interest exists
+    n_dof: int
     other_modes: list[float] = field(default_factory=list)   # ratios of modes not of interest
 
 
@@ -49,7 +50,7 @@ def critical_ratio(build: Callable[[int, bool], fm.Model], n_elements: int, seco
             ratio = lam / theory
         elif share <= 1e-6:
             others.append(float(lam / theory))
-    return BucklingRow(n_elements, second_order, float(ratio), others)
+    return BucklingRow(n_elements, second_order, float(ratio), asm.n_dof, others)
 
 
 def table_study(case: str, build: Callable[[int, bool], fm.Model], mode_dofs: tuple[str, ...],
@@ -59,7 +60,7 @@ def table_study(case: str, build: Callable[[int, bool], fm.Model], mode_dofs: tu
     paper's table (1 %; ``inf`` means no mode of interest at all) and, at the finest mesh,
     against theory (``ratio - 1 <= finest_bounds[second_order]``)."""
     rows = [critical_ratio(build, n, so, mode_dofs, theory) for so in (False, True) for n in counts]
-    report = CaseReport(case, n_steps=len(rows))
+    report = CaseReport(case, n_dof=max(r.n_dof for r in rows), n_steps=len(rows))
     for r in rows:
         label = f"{symbol}, {r.n_elements} el., {'with' if r.second_order else 'without'} 2nd-order"
         ref = table.get((r.n_elements, r.second_order))
