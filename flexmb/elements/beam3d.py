@@ -16,7 +16,10 @@ and the generalized stresses are ``s = S ebar`` (eqs. 5-6) with ``S = diag(EA/l0
 S_y, S_z)``, ``S_y = EI_y / ((1 + f_z) l0^3) [[4 + f_z, -2 + f_z], [-2 + f_z, 4 + f_z]]``,
 ``f_z = 12 EI_y / (GA k_z l0^2)`` (shear deformation through the modified bending stiffness,
 no shear locking), and ``S_z`` likewise with EI_z and ``f_y = 12 EI_z / (GA k_y l0^2)``.
-``ebar = e`` for the first-order element; with ``second_order=True`` the strains of eq. (16):
+Bending and torsion enter through angles rather than their sines, ``eh = l0 asin(...)`` (see
+:func:`_angle_strains`), so a uniformly bent element is exact at any curvature; the geometric
+stiffness about stress states without axial force is unchanged. ``ebar = eh`` for the
+first-order element; with ``second_order=True`` the strains of eq. (16), written in eh:
 
     ebar1 = e1 + (2 e3^2 + e3 e4 + 2 e4^2 + 2 e5^2 + e5 e6 + 2 e6^2) / (30 l0)
     ebar2 = e2 + (-e3 e6 + e4 e5) / l0
@@ -25,7 +28,7 @@ no shear locking), and ``S_z`` likewise with EI_z and ``f_y = 12 EI_z / (GA k_y 
 
 (extra elongation of the bent axis, extra torsion by bending, bending by twist). The strain
 energy is ``Phi = ebar . S ebar / 2``; internal force ``q = G^T s~`` with ``G = de/dq`` and
-``s~ = (debar/de)^T s``; tangent ``G^T (ds~/de) G + sum_i s~_i dG_i/dq`` (the second term is
+``s~ = dPhi/de = (debar/de)^T s``; tangent ``G^T (ds~/de) G + sum_i s~_i dG_i/dq`` (the second term is
 the geometric stiffness, non-symmetric away from equilibrium because spins do not commute).
 
 Energy-conserving mid-point force. Every strain but e1 is a bilinear form ``a . b`` of the
@@ -34,11 +37,12 @@ w the Cayley parameters of ``R_{n+1} R_n^T`` (so that ``de = w x e_m`` exactly),
 ``d(a . b) = a_m . db + b_m . da`` is exact with the averaged vectors ``a_m = (a_n + a_{n+1})/2``,
 and ``d|l| = 2 l_m . dl / (|l_n| + |l_{n+1}|)`` (the truss energy factor). This gives rows
 ``G_m`` with ``G_m d = e_{n+1} - e_n`` exactly; each row is a self-equilibrated force system
-about the mid-point positions, so angular momentum is conserved. The stresses are the exact
-average ``s* = int_0^1 s~(e_n + t (e_{n+1} - e_n)) dt`` (two-point Gauss is exact: s~ is cubic
-in e), so ``q_m . d = s* . de = Phi_{n+1} - Phi_n`` exactly (a discrete gradient in the sense of
-Gonzalez 1996; Simo & Tarnow 1992 for the averaged-stress idea; Crisfield, Galvanetto &
-Jelenic 1997 for co-rotational 3D beams).
+about the mid-point positions, so angular momentum is conserved. The stresses are the average
+of the energy gradient along the step, ``s* = int_0^1 s~(e_n + t (e_{n+1} - e_n)) dt`` (four-point
+Gauss; where its O(|de|^8) error exceeds round-off, a correction along de in strain space), so
+``q_m . d = s* . de = Phi_{n+1} - Phi_n`` exactly: a discrete gradient in strain space (Gonzalez
+1996; Simo & Tarnow 1992 for the averaged-stress idea; Crisfield, Galvanetto & Jelenic 1997 for
+co-rotational 3D beams). The angle map below makes Phi non-polynomial in e, hence the quadrature.
 
 Mass: translational ``lumped`` or ``consistent`` (linear interpolation, constant), and the rotary
 inertia of the cross-sections lumped at the nodes, half per node, as Meijaard does
