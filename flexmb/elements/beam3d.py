@@ -140,6 +140,13 @@ def _triad_jacobian(minus_hat: np.ndarray, node: str) -> np.ndarray:
     return J
 
 
+def _slot_jacobians(V: np.ndarray) -> list[np.ndarray]:
+    """Jacobians (n_el, 3, 12) of the vector slots V (5, n_el, 3): d l = J_l dq and, for triad
+    vectors, d e = theta x e = -hat(e) dtheta (spins; in the mid-point form Cayley parameters)."""
+    return [np.broadcast_to(_JL, (V.shape[1], 3, 12))] + \
+        [_triad_jacobian(-skew(V[s]), _NODE[s]) for s in range(1, 5)]
+
+
 class Beam3D(ElementGroup):
     """Group of spatial two-node co-rotational beams (Meijaard 1993 generalized strains).
 
@@ -305,8 +312,7 @@ class Beam3D(ElementGroup):
         S = self.stiffness_matrix_S(c.l0)
         en = self._energy(eps, c.l0, S, order=2 if tangent else 1)
         st = en["grad"]
-        J = [np.broadcast_to(_JL, (len(c.l0), 3, 12))] + \
-            [_triad_jacobian(-skew(V[s]), _NODE[s]) for s in range(1, 5)]
+        J = _slot_jacobians(V)
         G = self._rows(V, J, 1.0 / c.l, c.l0)
         q = np.einsum("eik,ei->ek", G, st)                               # (n_el, 12)
         if not tangent:
@@ -346,8 +352,7 @@ class Beam3D(ElementGroup):
         E = self.section_frames(X)
         c, _, _, V = self._vectors(X, u, E)
         en = self._energy(self._strains(c, V), c.l0, self.stiffness_matrix_S(c.l0), order=0)
-        J = [np.broadcast_to(_JL, (len(c.l0), 3, 12))] + \
-            [_triad_jacobian(-skew(V[s]), _NODE[s]) for s in range(1, 5)]
+        J = _slot_jacobians(V)
         G = self._rows(V, J, 1.0 / c.l, c.l0)
         weights = np.einsum("eki,ek->ei", en["Ah"], np.einsum("eki,ek->ei", en["A"], stresses))
         return (G.transpose(0, 2, 1) @ self._stress_hessian(stresses, en["A"], en["Ah"], en["D2"], c.l0) @ G
@@ -423,8 +428,7 @@ class Beam3D(ElementGroup):
                 dcf = dmiss / dd[:, None] - (2.0 * cf / dd)[:, None] * de
                 dst_star[fix] += de[:, :, None] * dcf[:, None, :] + cf[:, None, None] * np.eye(6)
         Vm = 0.5 * (V0 + V1)
-        Jm = [np.broadcast_to(_JL, (n_el, 3, 12))] + \
-             [_triad_jacobian(-skew(Vm[s]), _NODE[s]) for s in range(1, 5)]
+        Jm = _slot_jacobians(Vm)
         L_sum = c0.l + c1.l
         Gm = self._rows(Vm, Jm, 2.0 / L_sum, c0.l0)
         q = np.einsum("eik,ei->ek", Gm, st_star)

@@ -155,26 +155,30 @@ class MidPoint(Scheme):
         Om1 = 2.0 / dt * np.einsum("nij,nj->ni", R0T, d[rd]) - np.einsum("nij,nj->ni", R0T, s.v[rd])
         return R0, R1, Om1
 
-    def kinematics(self, s: State, dt: float, u1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _motion(self, s: State, dt: float, u1: np.ndarray):
+        """v1, a_m (n_dof,), the increment d and the rotating nodes' rates (or None)."""
         d = self.increment(s, u1)
         v1 = 2.0 * d / dt - s.v
         rd = self.asm.rotation_dofs
+        rates = None
         if rd.size:
-            _, R1, Om1 = self._body_rates(s, dt, u1, d)
-            v1[rd] = np.einsum("nij,nj->ni", R1, Om1)
-        return v1, (v1 - s.v) / dt
+            rates = self._body_rates(s, dt, u1, d)
+            v1[rd] = np.einsum("nij,nj->ni", rates[1], rates[2])
+        return v1, (v1 - s.v) / dt, d, rates
+
+    def kinematics(self, s: State, dt: float, u1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return self._motion(s, dt, u1)[:2]
 
     def residual(self, s: State, dt: float, u1: np.ndarray) -> StepResidual:
         asm = self.asm
-        v1, a_m = self.kinematics(s, dt, u1)
+        v1, a_m, d, rates = self._motion(s, dt, u1)
         q_m, k_data = asm.mid_point_force_and_tangent(s.u, u1)
         f_m = 0.5 * (asm.external_force(s.t) + asm.external_force(s.t + dt))
         inertia = asm.mass @ a_m
         data = k_data + (2.0 / dt**2) * asm.mass_data
         rd = asm.rotation_dofs
         if rd.size:
-            d = self.increment(s, u1)
-            R0, R1, Om1 = self._body_rates(s, dt, u1, d)
+            R0, R1, Om1 = rates
             J = asm.rotary_inertia
             JOm1 = np.einsum("nij,nj->ni", J, Om1)
             y0 = np.einsum("nij,nj->ni", R0, JOm1)                        # R_n J Omega_{n+1}
@@ -247,27 +251,33 @@ class Newmark(Scheme):
         Om1 = Om0 + 0.5 * dt * (A0 + A1)
         return d[rd], R0, R1, Om1, A1
 
-    def kinematics(self, s: State, dt: float, u1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _motion(self, s: State, dt: float, u1: np.ndarray):
+        """v1, a1 (n_dof,) and the rotating nodes' rates (or None)."""
         d = self.increment(s, u1)
         a1 = 4.0 * d / dt**2 - 4.0 * s.v / dt - s.a
         v1 = s.v + 0.5 * dt * (s.a + a1)
         rd = self.asm.rotation_dofs
+        rates = None
         if rd.size:
-            _, _, R1, Om1, A1 = self._body_rates(s, dt, u1, d)
+            rates = self._body_rates(s, dt, u1, d)
+            _, _, R1, Om1, A1 = rates
             v1[rd] = np.einsum("nij,nj->ni", R1, Om1)
             a1[rd] = np.einsum("nij,nj->ni", R1, A1)
-        return v1, a1
+        return v1, a1, rates
+
+    def kinematics(self, s: State, dt: float, u1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return self._motion(s, dt, u1)[:2]
 
     def residual(self, s: State, dt: float, u1: np.ndarray) -> StepResidual:
         asm = self.asm
-        v1, a1 = self.kinematics(s, dt, u1)
+        v1, a1, rates = self._motion(s, dt, u1)
         q1, k_data = asm.force_and_tangent(u1)
         f1 = asm.external_force(s.t + dt)
         inertia = asm.mass @ a1
         data = k_data + (4.0 / dt**2) * asm.mass_data
         rd = asm.rotation_dofs
         if rd.size:
-            theta, R0, R1, Om1, A1 = self._body_rates(s, dt, u1, self.increment(s, u1))
+            theta, R0, R1, Om1, A1 = rates
             J = asm.rotary_inertia
             JOm = np.einsum("nij,nj->ni", J, Om1)
             y = np.einsum("nij,nj->ni", J, A1) + np.cross(Om1, JOm)
