@@ -219,6 +219,10 @@ class Assembly:
         """Generalized stresses per group, (n_el, n_s) each (see each element's docstring)."""
         return [g.generalized_stresses(X, ue) for g, X, ue in zip(self.groups, self._X, self.gather(u))]
 
+    def element_outputs(self, u: np.ndarray) -> list[dict[str, np.ndarray]]:
+        """Section forces and strains per group (name -> (n_el,)), see ``element_outputs`` of each element."""
+        return [g.element_outputs(X, ue) for g, X, ue in zip(self.groups, self._X, self.gather(u))]
+
     def geometric_stiffness_data(self, u: np.ndarray, stresses: list[np.ndarray]) -> np.ndarray:
         """Free-free data (nnz,) of the geometric stiffness at u for given stresses per group."""
         return self.matrix_data([g.geometric_stiffness(X, ue, s) for g, X, ue, s

@@ -1,33 +1,47 @@
-"""A dependency-free progress bar for long runs (written to stderr)."""
+"""Progress bars (tqdm) for dynamic and static runs.
+
+A bar is shown when stderr is a terminal; ``progress=True/False`` on a run, or the environment
+variable ``FLEXMB_PROGRESS=1/0``, forces it on or off (tests and batch jobs stay quiet).
+"""
 from __future__ import annotations
 
+import os
 import sys
-import time
+
+
+def progress_enabled(enabled: bool | None = None) -> bool:
+    """Whether to show a bar: the explicit choice, else ``FLEXMB_PROGRESS``, else stderr is a terminal."""
+    if enabled is not None:
+        return bool(enabled)
+    env = os.environ.get("FLEXMB_PROGRESS", "").strip().lower()
+    if env in ("0", "false", "no", "off"):
+        return False
+    if env in ("1", "true", "yes", "on"):
+        return True
+    return sys.stderr.isatty()
 
 
 class Progress:
-    """Text progress bar; silent unless ``enabled`` (default: stderr is a terminal)."""
+    """A bar over a continuous quantity (time in s, load factor) with run details after it."""
 
-    def __init__(self, total: float, label: str, enabled: bool | None = None, width: int = 30) -> None:
-        self.total = total
-        self.label = label
-        self.enabled = sys.stderr.isatty() if enabled is None else enabled
-        self.width = width
-        self._start = time.perf_counter()
-        self._last = 0.0
+    def __init__(self, total: float, label: str, unit: str = "s", enabled: bool | None = None) -> None:
+        self._bar = None
+        if progress_enabled(enabled):
+            from tqdm.auto import tqdm
 
-    def update(self, done: float, info: str = "") -> None:
-        now = time.perf_counter()
-        if not self.enabled or (now - self._last < 0.1 and done < self.total):
+            self._bar = tqdm(total=float(total), desc=label, file=sys.stderr, dynamic_ncols=True,
+                             bar_format="{desc} {percentage:5.1f}%|{bar}| {n:.4g}/{total:.4g} "
+                                        + unit + " [{elapsed}<{remaining}] {postfix}")
+
+    def update(self, done: float, **info: object) -> None:
+        """Advance to ``done``; ``info`` (e.g. dt, Newton iterations) is shown after the bar."""
+        if self._bar is None:
             return
-        self._last = now
-        frac = min(max(done / self.total, 0.0), 1.0) if self.total > 0 else 1.0
-        bar = "#" * int(frac * self.width)
-        sys.stderr.write(f"\r{self.label} [{bar:<{self.width}}] {100 * frac:5.1f}% "
-                         f"{now - self._start:6.1f} s {info}")
-        sys.stderr.flush()
+        if info:
+            self._bar.set_postfix(info, refresh=False)
+        self._bar.update(float(done) - self._bar.n)
 
     def close(self) -> None:
-        if self.enabled:
-            self.update(self.total)
-            sys.stderr.write("\n")
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import scipy.sparse.linalg as spla
@@ -51,6 +52,8 @@ from flexmb.analysis.statics import StaticPath, StaticSolveError
 from flexmb.assembly import Assembly
 from flexmb.integrators.newton import NewtonFailure, NewtonLog, NewtonSettings
 from flexmb.model import Model, ModelError
+from flexmb.progress import Progress
+from flexmb.results import ModelLayout
 
 logger = logging.getLogger("flexmb")
 
@@ -72,7 +75,8 @@ def arc_length(model: Model | Assembly, increment: float, n_steps: int = 100,
                max_load_factor: float | None = None, max_displacement: float | None = None,
                newton: NewtonSettings | None = None, max_cutbacks: int = 6,
                u0: np.ndarray | None = None, lam0: float = 0.0, psi: float = 0.0,
-               dof_scale: np.ndarray | None = None) -> StaticPath:
+               dof_scale: np.ndarray | None = None, progress: bool | None = None,
+               save_to: str | Path | None = None) -> StaticPath:
     """Trace the equilibrium path with Crisfield's arc-length method.
 
     Parameters
@@ -92,6 +96,8 @@ def arc_length(model: Model | Assembly, increment: float, n_steps: int = 100,
     psi : weight of the load term (m/N); 0 gives the cylindrical arc length.
     dof_scale : (n_dof,) factor of each DOF in the constraint norm; default 1 for translations
         and the model's characteristic length (m/rad) for rotations, so that dl is a length.
+    progress : show a progress bar over the steps (default: when stderr is a terminal).
+    save_to : result file (HDF5) that receives each converged state at once.
 
     Returns
     -------
@@ -128,27 +134,35 @@ def arc_length(model: Model | Assembly, increment: float, n_steps: int = 100,
 
     corrector = _Corrector(asm, f_ref[free], s_dof[free] ** 2, psi, newton or NewtonSettings())
     state = _State(u, float(lam0), *asm.force_and_tangent(u))
-    path = StaticPath()
+    path = StaticPath(ModelLayout.from_assembly(asm), "arc length")
+    if save_to is not None:
+        path.attach_file(save_to)
     previous: tuple[np.ndarray, float] | None = None
     dl = float(increment)
-    while len(path.u) < n_steps:
-        state, du, dlam, log, dl = _step_with_cutbacks(corrector, state, dl, previous, max_cutbacks, path)
-        reaction = state.q - state.lam * f_ref
-        reaction[free] = 0.0
-        path.load_factors.append(state.lam)
-        path.u.append(state.u.copy())
-        path.reactions.append(reaction)
-        path.newton_logs.append(log)
-        logger.debug("arc-length step dl = %.4g: lam = %.8g, %d corrector iterations (%s)\n%s", dl,
-                     state.lam, log.iterations, log.criterion, log.format())
-        previous = (du, dlam)
-        growth = np.sqrt(_DESIRED_ITERATIONS / max(log.iterations, 1))
-        dl = min(float(increment), dl * float(np.clip(growth, 1.0, 2.0)))
-        if max_load_factor is not None and abs(state.lam) > max_load_factor:
-            break
-        if max_displacement is not None and \
-                np.linalg.norm(state.u[asm.dofs.translations()], axis=1).max() > max_displacement:
-            break
+    bar = Progress(n_steps, "arc length", "steps", progress)
+    try:
+        while len(path.u) < n_steps:
+            state, du, dlam, log, dl = _step_with_cutbacks(corrector, state, dl, previous, max_cutbacks, path)
+            reaction = state.q - state.lam * f_ref
+            reaction[free] = 0.0
+            path.record(asm, state.lam, state.u, reaction, log)
+            bar.update(len(path.u), lam=f"{state.lam:.5g}", dl=f"{dl:.3g}", newton=log.iterations)
+            logger.debug("arc-length step dl = %.4g: lam = %.8g, %d corrector iterations (%s)\n%s", dl,
+                         state.lam, log.iterations, log.criterion, log.format())
+            previous = (du, dlam)
+            growth = np.sqrt(_DESIRED_ITERATIONS / max(log.iterations, 1))
+            dl = min(float(increment), dl * float(np.clip(growth, 1.0, 2.0)))
+            if max_load_factor is not None and abs(state.lam) > max_load_factor:
+                break
+            if max_displacement is not None and \
+                    np.linalg.norm(state.u[asm.dofs.translations()], axis=1).max() > max_displacement:
+                break
+    except BaseException:
+        path.close_file("failed")
+        raise
+    finally:
+        bar.close()
+    path.close_file()
     return path
 
 
@@ -181,12 +195,13 @@ def _step_with_cutbacks(corrector: _Corrector, state: _State, dl: float,
             return (*corrector.step(state, dl, previous), dl)
         except NewtonFailure as exc:
             if halvings == max_cutbacks:
-                raise StaticSolveError(
-                    f"arc length: no equilibrium found from lam = {state.lam:.6g} (step {len(path.u) + 1}) "
-                    f"after {max_cutbacks} cut-backs to dl = {dl:.3g}: {exc}\n{exc.log.format()}",
-                    path) from exc
+                message = (f"arc length: no equilibrium found from lam = {state.lam:.6g} (step "
+                           f"{len(path.u) + 1}) after {max_cutbacks} cut-backs to dl = {dl:.3g}: {exc}")
+                path.log_event(state.lam, "error", message)
+                raise StaticSolveError(message + f"\n{exc.log.format()}", path) from exc
             halvings += 1
             path.cutbacks += 1
+            path.log_event(state.lam, "cutback", f"arc-length step dl = {dl:.4g} did not converge; dl/2")
             logger.info("arc-length step from lam = %.6g with dl = %.3g failed (%s); retrying with dl/2",
                         state.lam, dl, exc)
             dl *= 0.5

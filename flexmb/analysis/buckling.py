@@ -17,6 +17,7 @@ ARPACK in shift-invert form on the sparse LU of K_t).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import scipy.linalg as sla
@@ -24,6 +25,7 @@ import scipy.sparse.linalg as spla
 
 from flexmb.assembly import Assembly
 from flexmb.model import Model, ModelError
+from flexmb.results import ModelLayout, ModeShapes
 
 
 @dataclass
@@ -34,11 +36,21 @@ class BucklingResult:
     modes: np.ndarray
     load_factor_pre: float
     u_pre: np.ndarray
+    layout: ModelLayout | None = None
 
     @property
     def critical(self) -> float:
         """Lowest positive critical load factor, ``inf`` if the model does not buckle."""
         return float(self.load_factors[0]) if self.load_factors.size else np.inf
+
+    def mode_shapes(self) -> ModeShapes:
+        """The modes as a :class:`~flexmb.results.ModeShapes` result (for plots, renders, files)."""
+        return ModeShapes.from_modes(self.layout, self.load_factors, self.modes, self.u_pre,
+                                     "critical load factor")
+
+    def save(self, path: str | Path) -> Path:
+        """Write the modes to a result file (HDF5, kind "modes")."""
+        return self.mode_shapes().save(path)
 
 
 def linear_buckling(model: Model | Assembly, n_modes: int = 4, u_pre: np.ndarray | None = None,
@@ -95,7 +107,7 @@ def linear_buckling(model: Model | Assembly, n_modes: int = 4, u_pre: np.ndarray
     modes[:, free] = phi.T
     if mu.size:
         modes /= np.abs(modes).max(axis=1, keepdims=True)
-    return BucklingResult(lam_p + mu, modes, lam_p, u_p)
+    return BucklingResult(lam_p + mu, modes, lam_p, u_p, ModelLayout.from_assembly(asm))
 
 
 def _positive_eigenpairs(Kt, Kg, lu, n_modes: int, dense_limit: int, kg_scale: float

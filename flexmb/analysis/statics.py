@@ -8,25 +8,16 @@ their load stiffness; spatial rotations are updated by composition (:meth:`Assem
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
 from flexmb.assembly import Assembly
-from flexmb.integrators.newton import NewtonFailure, NewtonLog, NewtonSettings, newton_solve
+from flexmb.integrators.newton import NewtonFailure, NewtonSettings, newton_solve
 from flexmb.model import Model, ModelError
-
-
-@dataclass
-class StaticPath:
-    """Equilibrium states along the load path."""
-
-    load_factors: list[float] = field(default_factory=list)
-    u: list[np.ndarray] = field(default_factory=list)           # (n_dof,) each
-    reactions: list[np.ndarray] = field(default_factory=list)   # (n_dof,) each, zero at free DOFs
-    newton_logs: list[NewtonLog] = field(default_factory=list)
-    cutbacks: int = 0
+from flexmb.progress import Progress
+from flexmb.results import ModelLayout, StaticPath
 
 
 class StaticSolveError(RuntimeError):
@@ -39,8 +30,14 @@ class StaticSolveError(RuntimeError):
 
 def load_control(model: Model | Assembly, load_factors: Sequence[float] | int = 10,
                  newton: NewtonSettings | None = None, max_cutbacks: int = 6,
-                 u0: np.ndarray | None = None) -> StaticPath:
-    """Trace equilibrium for increasing load factors (an int n means n equal steps to 1)."""
+                 u0: np.ndarray | None = None, progress: bool | None = None,
+                 save_to: str | Path | None = None) -> StaticPath:
+    """Trace equilibrium for increasing load factors (an int n means n equal steps to 1).
+
+    ``save_to`` names a result file (HDF5) that receives each converged state at once;
+    ``progress`` shows a bar (default: when stderr is a terminal). Cut-backs are entered in the
+    run log (``path.events``).
+    """
     asm = model if isinstance(model, Assembly) else Assembly(model)
     lams = np.linspace(0.0, 1.0, int(load_factors) + 1)[1:] if isinstance(load_factors, (int, np.integer)) \
         else np.asarray(load_factors, dtype=float)
@@ -48,15 +45,28 @@ def load_control(model: Model | Assembly, load_factors: Sequence[float] | int = 
         raise ModelError("load_control needs at least one load factor")
     settings = newton or NewtonSettings()
     u = np.zeros(asm.n_dof) if u0 is None else np.array(u0, dtype=float)
-    path = StaticPath()
+    path = StaticPath(ModelLayout.from_assembly(asm), "load control")
+    if save_to is not None:
+        path.attach_file(save_to)
+    bar = Progress(float(lams[-1]), "load control", "", progress)
     lam = 0.0
-    for target in lams:
-        try:
-            u, lam = _increment(asm, u, lam, float(target), settings, max_cutbacks, path)
-        except NewtonFailure as exc:
-            raise StaticSolveError(f"load control: no equilibrium found between load factors "
-                                   f"{lam:.6g} and {target:.6g} after {max_cutbacks} cut-backs: "
-                                   f"{exc}\n{exc.log.format()}", path) from exc
+    try:
+        for target in lams:
+            try:
+                u, lam = _increment(asm, u, lam, float(target), settings, max_cutbacks, path)
+            except NewtonFailure as exc:
+                message = (f"load control: no equilibrium found between load factors {lam:.6g} and "
+                           f"{target:.6g} after {max_cutbacks} cut-backs: {exc}")
+                path.log_event(lam, "error", message)
+                path.close_file("failed")
+                raise StaticSolveError(message + f"\n{exc.log.format()}", path) from exc
+            bar.update(lam, newton=path.newton_logs[-1].iterations, cutbacks=path.cutbacks)
+    except BaseException:
+        path.close_file("failed")
+        raise
+    finally:
+        bar.close()
+    path.close_file()
     return path
 
 
@@ -68,6 +78,7 @@ def _increment(asm: Assembly, u: np.ndarray, lam: float, target: float, settings
         if cutbacks_left == 0:
             raise
         path.cutbacks += 1
+        path.log_event(lam, "cutback", f"increment to {target:.6g} did not converge; two half increments")
         mid = 0.5 * (lam + target)
         u_mid, _ = _increment(asm, u, lam, mid, settings, cutbacks_left - 1, path)
         return _increment(asm, u_mid, mid, target, settings, cutbacks_left - 1, path)
@@ -97,8 +108,5 @@ def _solve_at(asm: Assembly, u_start: np.ndarray, lam: float, settings: NewtonSe
     u[free] = x
     reaction = last["r"]
     reaction[free] = 0.0
-    path.load_factors.append(lam)
-    path.u.append(u.copy())
-    path.reactions.append(reaction)
-    path.newton_logs.append(log)
+    path.record(asm, lam, u, reaction, log)
     return u

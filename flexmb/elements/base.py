@@ -28,6 +28,7 @@ class ElementGroup(ABC):
         self.connectivity = conn.astype(np.int64)
         self.dim = dim
         self.name = name
+        self.section_shape: dict[str, float | str] | None = None
 
     n_nodes: int = 2
 
@@ -58,6 +59,40 @@ class ElementGroup(ABC):
             sign = "positive" if positive else "non-negative"
             raise ValueError(f"{name}: {what} of element {int(bad[0])} is {arr[bad[0]]}, must be {sign}")
         return arr
+
+    # ------------------------------------------------------------ drawing
+    def set_section_shape(self, shape: str, width: float | None = None, height: float | None = None,
+                          radius: float | None = None) -> "ElementGroup":
+        """Cross-section drawn by :mod:`flexmb.viz` (no effect on the mechanics); returns the group.
+
+        ``"box"`` with ``width`` (along the section's y axis) and ``height`` (along z), or
+        ``"tube"`` with ``radius``, in m.
+        """
+        if shape == "box" and width is not None and height is not None and width > 0 and height > 0:
+            self.section_shape = {"shape": "box", "width": float(width), "height": float(height)}
+        elif shape == "tube" and radius is not None and radius > 0:
+            self.section_shape = {"shape": "tube", "radius": float(radius)}
+        else:
+            raise ValueError(f"{self.name}: section shape needs 'box' with positive width and height "
+                             f"or 'tube' with a positive radius, got {shape!r}, width={width}, "
+                             f"height={height}, radius={radius}")
+        return self
+
+    def drawn_section(self, X: np.ndarray, length: float) -> dict[str, float | str]:
+        """The drawn cross-section: the one set by :meth:`set_section_shape`, else the element's
+        default for a model of size ``length`` (m)."""
+        return dict(self.section_shape) if self.section_shape else self._default_section(X, length)
+
+    def _default_section(self, X: np.ndarray, length: float) -> dict[str, float | str]:
+        return {"shape": "tube", "radius": 0.01 * length}
+
+    # -------------------------------------------------------- outputs
+    #: units of the element outputs, by name
+    output_units: dict[str, str] = {}
+
+    @abstractmethod
+    def element_outputs(self, X: np.ndarray, u: np.ndarray) -> dict[str, np.ndarray]:
+        """Section forces and strains per element, name -> (n_el,), units in ``output_units``."""
 
     # -------------------------------------------------------- static kernels
     @abstractmethod

@@ -150,6 +150,19 @@ class Beam2D(ElementGroup):
         return ((N / c.l)[:, None, None] * (zl[:, :, None] * zl[:, None, :])
                 - (M.sum(axis=1) / c.l**2)[:, None, None] * (rz + rz.transpose(0, 2, 1)))
 
+    output_units = {"N": "N", "M1": "N m", "M2": "N m", "axial_strain": "-"}
+
+    def element_outputs(self, X: np.ndarray, u: np.ndarray) -> dict[str, np.ndarray]:
+        """Axial force ``N`` (tension positive), end moments ``M1, M2`` (counter-clockwise on the
+        element's nodes) and ``axial_strain``, (n_el,) each."""
+        c, _, N, M, _ = self._local_forces(X, u)
+        return {"N": N, "M1": M[:, 0], "M2": M[:, 1], "axial_strain": c.stretch / c.l0}
+
+    def _default_section(self, X: np.ndarray, length: float) -> dict[str, float | str]:
+        """The solid square whose radius of gyration sqrt(I/A) matches sqrt(EI/EA)."""
+        h = float(np.median(np.sqrt(12.0 * self.EI / self.EA)))
+        return {"shape": "box", "width": min(h, 0.1 * length), "height": min(h, 0.1 * length)}
+
     def generalized_stresses(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
         """[N, M1, M2] (n_el, 3): axial force (N) and end moments (N m)."""
         _, _, N, M, _ = self._local_forces(X, u)

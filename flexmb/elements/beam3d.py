@@ -339,6 +339,25 @@ class Beam3D(ElementGroup):
         """Generalized strains ebar (n_el, 6), m (l0 times angles for e2..e6)."""
         return self._static(X, u, tangent=False)[2]["ebar"]
 
+    output_units = {"N": "N", "T": "N m", "My1": "N m", "My2": "N m", "Mz1": "N m", "Mz2": "N m",
+                    "axial_strain": "-"}
+
+    def element_outputs(self, X: np.ndarray, u: np.ndarray) -> dict[str, np.ndarray]:
+        """Normal force ``N``, torque ``T`` and bending moments about the section axes y and z at
+        the first and second node (``My1, My2, Mz1, Mz2``) from the generalized stresses as in
+        Meijaard's eq. (4): T = s2 l0, My = (-s3 l0, s4 l0), Mz = (s5 l0, -s6 l0); and the
+        ``axial_strain`` e1/l0. (n_el,) each."""
+        ev = self._static(X, u, tangent=False)[2]
+        s, l0 = ev["sigma"], np.linalg.norm(X[:, 1] - X[:, 0], axis=1)   # (n_el, 6), (n_el,)
+        return {"N": s[:, 0], "T": s[:, 1] * l0, "My1": -s[:, 2] * l0, "My2": s[:, 3] * l0,
+                "Mz1": s[:, 4] * l0, "Mz2": -s[:, 5] * l0, "axial_strain": ev["ebar"][:, 0] / l0}
+
+    def _default_section(self, X: np.ndarray, length: float) -> dict[str, float | str]:
+        """The solid rectangle with the radii of gyration sqrt(EI_z/EA) along y and sqrt(EI_y/EA) along z."""
+        width = float(np.median(np.sqrt(12.0 * self.EI_z / self.EA)))
+        height = float(np.median(np.sqrt(12.0 * self.EI_y / self.EA)))
+        return {"shape": "box", "width": min(width, 0.1 * length), "height": min(height, 0.1 * length)}
+
     def generalized_stresses(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
         """s = S ebar (n_el, 6): normal force N (N), then torque and bending moments divided by l0 (N).
 

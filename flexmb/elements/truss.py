@@ -78,6 +78,13 @@ class Truss(ElementGroup):
         block = (self.EA / c.l0)[:, None, None] * eeT + (N / c.l)[:, None, None] * (eye - eeT)
         return np.concatenate([-f2, f2], axis=1), self._spread(block)
 
+    output_units = {"N": "N", "axial_strain": "-"}
+
+    def element_outputs(self, X: np.ndarray, u: np.ndarray) -> dict[str, np.ndarray]:
+        """Axial force ``N`` (tension positive) and ``axial_strain`` (l - l0)/l0, (n_el,) each."""
+        c = self._chord(X, u)
+        return {"N": self.EA * c.stretch / c.l0, "axial_strain": c.stretch / c.l0}
+
     def generalized_stresses(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
         """Axial force N (n_el, 1), N."""
         return self.axial_force(X, u)[:, None]

@@ -2,95 +2,29 @@
 
 ``integrate`` advances a model with a :mod:`scheme <flexmb.integrators.schemes>` and the shared
 Newton driver. A step whose Newton iteration fails is retried as two half steps (recursively,
-up to ``max_cutbacks`` halvings); output is still recorded at the requested step times. If a
-step cannot be completed, the history computed so far is written (``save_to``) and attached to
-the :class:`TimeIntegrationError`.
+up to ``max_cutbacks`` halvings); output is still recorded at the requested step times, and
+every cut-back is entered in the run log (:attr:`~flexmb.results.Result.events`). With
+``save_to`` each output step is written to the result file as soon as it is computed; if a step
+cannot be completed, the history computed so far is attached to the :class:`TimeIntegrationError`.
 """
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from flexmb.assembly import Assembly
-from flexmb.integrators.newton import NewtonFailure, NewtonLog, NewtonSettings, newton_solve
+from flexmb.integrators.newton import NewtonFailure, NewtonSettings, newton_solve
 from flexmb.integrators.schemes import SCHEMES, Scheme, State
 from flexmb.model import Model, ModelError
 from flexmb.progress import Progress
+from flexmb.results import ModelLayout, TimeHistory
 
 logger = logging.getLogger("flexmb")
 
 #: largest rotation correction (rad) of one Newton iteration in time integration
 MAX_ROTATION_CORRECTION = 0.5
-
-
-@dataclass
-class TimeHistory:
-    """Recorded response at the output times.
-
-    Energies in J: ``kinetic``, ``strain``, ``work`` (of loads and support reactions since t0),
-    ``total = kinetic + strain - work`` (constant for a conservative exact solution).
-    """
-
-    scheme: str
-    dt: float
-    t: list[float] = field(default_factory=list)
-    u: list[np.ndarray] = field(default_factory=list)
-    v: list[np.ndarray] = field(default_factory=list)
-    kinetic: list[float] = field(default_factory=list)
-    strain: list[float] = field(default_factory=list)
-    work: list[float] = field(default_factory=list)
-    angular_momentum: list[np.ndarray] = field(default_factory=list)
-    newton_iterations: list[int] = field(default_factory=list)
-    cutbacks: int = 0
-    newton_logs: list[NewtonLog] = field(default_factory=list)
-
-    def record(self, asm: Assembly, s: State, iterations: int) -> None:
-        self.t.append(s.t)
-        self.u.append(s.u.copy())
-        self.v.append(s.v.copy())
-        self.kinetic.append(asm.kinetic_energy(s.v, s.u))
-        self.strain.append(asm.strain_energy(s.u))
-        self.work.append(s.work)
-        self.angular_momentum.append(asm.angular_momentum(s.u, s.v))
-        self.newton_iterations.append(iterations)
-
-    def arrays(self) -> dict[str, np.ndarray]:
-        """All recorded series as arrays (n_out, ...)."""
-        return {"t": np.array(self.t), "u": np.array(self.u), "v": np.array(self.v),
-                "kinetic": np.array(self.kinetic), "strain": np.array(self.strain),
-                "work": np.array(self.work), "total": self.total_energy,
-                "angular_momentum": np.array(self.angular_momentum),
-                "newton_iterations": np.array(self.newton_iterations)}
-
-    @property
-    def total_energy(self) -> np.ndarray:
-        return np.array(self.kinetic) + np.array(self.strain) - np.array(self.work)
-
-    def energy_error(self) -> np.ndarray:
-        """|E(t) - E(0)| / K(0) (n_out,); a run starting at rest is scaled by its largest K."""
-        E = self.total_energy
-        return np.abs(E - E[0]) / _reference(self.kinetic[0], max(self.kinetic))
-
-    def angular_momentum_error(self) -> np.ndarray:
-        """|L(t) - L(0)| / |L(0)| (n_out,); a run starting with L = 0 is scaled by its largest |L|."""
-        L = np.array(self.angular_momentum)
-        norms = np.linalg.norm(L, axis=1)
-        return np.linalg.norm(L - L[0], axis=1) / _reference(norms[0], norms.max())
-
-    def save(self, path: str | Path) -> Path:
-        """Write the history to a compressed ``.npz`` file."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        np.savez_compressed(path, scheme=self.scheme, dt=self.dt, **self.arrays())
-        return path
-
-
-def _reference(initial: float, largest: float) -> float:
-    """Normalising value: the initial one, else the largest, else 1 (all zero)."""
-    return initial if initial > 0 else (largest if largest > 0 else 1.0)
 
 
 class TimeIntegrationError(RuntimeError):
@@ -116,7 +50,19 @@ def integrate(model: Model | Assembly, dt: float, t_end: float, scheme: str = "m
         Prescribed DOFs take the value and velocity of their prescribed functions at t0. At the
         rotation DOFs of 3D nodes, u0 is the rotation vector and v0 the spatial angular velocity.
     output_every : record every k-th step.
-    save_to : ``.npz`` path written at the end, and also if the run stops with an error.
+    progress : show a progress bar (default: when stderr is a terminal, see :mod:`flexmb.progress`).
+    save_to : result file (HDF5, ``.h5``) that receives every output step as soon as it is
+        computed (:mod:`flexmb.io.result_file`); read it with :func:`flexmb.load_result`.
+    keep_newton_logs : keep every step's Newton log in ``history.newton_logs``.
+
+    Returns
+    -------
+    The :class:`~flexmb.results.TimeHistory` at the output steps.
+
+    Raises
+    ------
+    TimeIntegrationError : a step failed after ``max_cutbacks`` halvings; its ``history`` holds
+        every step before it (also in ``save_to``).
     """
     asm = model if isinstance(model, Assembly) else Assembly(model)
     if scheme not in SCHEMES:
@@ -140,29 +86,37 @@ def integrate(model: Model | Assembly, dt: float, t_end: float, scheme: str = "m
 
     stepper: Scheme = SCHEMES[scheme](asm)
     state = stepper.initial_state(t0, u0, v0)
-    history = TimeHistory(scheme, dt)
-    history.record(asm, state, 0)
+    history = TimeHistory(scheme, dt, ModelLayout.from_assembly(asm))
+    if save_to is not None:
+        history.attach_file(save_to)
     settings = newton or NewtonSettings()
-    bar = Progress(t_end - t0, f"{scheme} dt={dt:g}", progress)
+    bar = Progress(t_end - t0, f"{scheme} dt={dt:g}", "s", progress)
     try:
+        history.record(asm, state, 0)
         for k in range(1, n_steps + 1):
             t_target = t0 + k * dt
+            cutbacks = history.cutbacks
             state, its = _advance(stepper, state, t_target - state.t, settings, max_cutbacks, history,
                                   keep_newton_logs)
             state.t = t_target                               # no drift of the output times
             if k % output_every == 0 or k == n_steps:
                 history.record(asm, state, its)
-            bar.update(state.t - t0, f"it={its}")
+            bar.update(state.t - t0, dt=f"{dt:.3g}", newton=its, cutbacks=history.cutbacks - cutbacks)
     except NewtonFailure as exc:
-        bar.close()
         message = (f"{scheme}: step to t = {state.t + dt:.6g} s failed after {max_cutbacks} "
-                   f"cut-backs: {exc}\n{exc.log.format()}")
+                   f"cut-backs: {exc}")
+        history.log_event(state.t, "error", message)
         if save_to is not None:
-            message += f"\nresults up to t = {state.t:.6g} s written to {history.save(save_to)}"
-        raise TimeIntegrationError(message, history) from exc
-    bar.close()
-    if save_to is not None:
-        history.save(save_to)
+            message += f"\nresults up to t = {state.t:.6g} s are in {Path(save_to)}"
+        history.close_file("failed")
+        raise TimeIntegrationError(message + f"\n{exc.log.format()}", history) from exc
+    except BaseException as exc:                # a user's load function, Ctrl-C: keep the file readable
+        history.log_event(state.t, "error", f"run stopped by {type(exc).__name__}: {exc}")
+        history.close_file("failed")
+        raise
+    finally:
+        bar.close()
+    history.close_file()
     return history
 
 
@@ -175,6 +129,7 @@ def _advance(stepper: Scheme, s: State, dt: float, settings: NewtonSettings, cut
         if cutbacks_left == 0:
             raise
         history.cutbacks += 1
+        history.log_event(s.t, "cutback", f"step dt = {dt:.4g} s did not converge; two steps of dt/2")
         logger.info("step at t = %.6g s, dt = %.3g s failed; retrying with dt/2", s.t, dt)
         half, its1 = _advance(stepper, s, 0.5 * dt, settings, cutbacks_left - 1, history, keep_logs)
         end, its2 = _advance(stepper, half, 0.5 * dt, settings, cutbacks_left - 1, history, keep_logs)

@@ -1,0 +1,499 @@
+"""Results of an analysis: histories over output steps, with what post-processing needs of the model.
+
+Every analysis returns a :class:`Result`: :class:`TimeHistory` (dynamics, steps in time),
+:class:`StaticPath` (statics, steps in load factor) or :class:`ModeShapes` (buckling modes, one
+"step" per mode). A result holds, per output step, the DOF vector ``u`` (n_dof,), the support
+reactions, and per element group the element outputs of
+:meth:`~flexmb.elements.base.ElementGroup.element_outputs` (section forces and strains), plus
+the series of its kind (velocities and energies in dynamics). Histories are plain lists (one
+entry per step); :meth:`Result.arrays` stacks them. The :class:`ModelLayout` (nodes, DOF
+numbering, element connectivity, section shapes) travels with the result, so a saved result can
+be plotted, rendered and exported without the script that made it.
+
+A result attached to a file (``integrate(..., save_to=...)``, :meth:`Result.attach_file`) writes
+every step as it is recorded (HDF5, see :mod:`flexmb.io.result_file`); :func:`load_result` reads
+it back.
+
+Quantity names used by :meth:`Result.series`, the ``flexmb plot`` command and plots:
+
+* ``uy@12``: DOF ``uy`` of node 12 (any DOF name: ``ux uy uz rx ry rz``);
+  ``vel:uy@12`` its velocity, ``reac:uy@0`` the support reaction on it;
+* ``kinetic``, ``strain``, ``work``, ``total`` (energies, J), ``Lz`` / ``Lx`` ... (angular
+  momentum), ``newton_iterations``, ``parameter`` (t or the load factor);
+* ``N@beams:4``: element output ``N`` of element 4 of the group named ``beams`` (or group
+  index ``N@0:4``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from flexmb.model import ROTATION_NAMES, TRANSLATION_NAMES, ModelError
+
+if TYPE_CHECKING:
+    from flexmb.assembly import Assembly
+    from flexmb.integrators.newton import NewtonLog
+    from flexmb.integrators.schemes import State
+
+
+@dataclass
+class GroupLayout:
+    """One element group as post-processing sees it.
+
+    ``section`` describes the drawn cross-section: ``{"shape": "box", "width": b, "height": h}``
+    (b along the section's y axis, h along z, m) or ``{"shape": "tube", "radius": r}``.
+    ``frames`` (n_el, 3, 3) are the reference section frames (columns e_x, e_y, e_z) of 3D
+    beams, None otherwise.
+    """
+
+    name: str
+    kind: str                                   # element class name: Truss, Beam2D, Beam3D
+    connectivity: np.ndarray                    # (n_el, 2)
+    section: dict[str, Any]
+    frames: np.ndarray | None = None            # (n_el, 3, 3)
+    outputs: dict[str, str] = field(default_factory=dict)   # element output name -> unit
+
+    @property
+    def n_elements(self) -> int:
+        return len(self.connectivity)
+
+
+@dataclass
+class ModelLayout:
+    """Nodes, DOF numbering and element groups of a model (no stiffness, no loads)."""
+
+    dim: int
+    coordinates: np.ndarray                     # (n_nodes, dim), m
+    has_rotations: np.ndarray                   # (n_nodes,) bool
+    groups: list[GroupLayout]
+    point_masses: np.ndarray                    # (n_pm, 2): node, mass (kg)
+    prescribed: np.ndarray                      # (n_p,) global indices of prescribed DOFs
+
+    @classmethod
+    def from_assembly(cls, asm: Assembly) -> "ModelLayout":
+        model = asm.model
+        X = model.coordinates
+        groups = []
+        for g in model.groups:
+            Xe = X[g.connectivity]
+            frames = g.section_frames(Xe) if hasattr(g, "section_frames") else None
+            groups.append(GroupLayout(g.name, type(g).__name__, g.connectivity.copy(),
+                                      g.drawn_section(Xe, model.characteristic_length), frames,
+                                      dict(g.output_units)))
+        masses = np.array([(n, m) for n, m, _ in model.point_masses], dtype=float).reshape(-1, 2)
+        return cls(model.dim, X.copy(), asm.dofs.has_rotations.copy(), groups, masses,
+                   asm.dofs.prescribed.copy())
+
+    # ------------------------------------------------------------ numbering
+    @property
+    def n_nodes(self) -> int:
+        return len(self.coordinates)
+
+    @property
+    def dofs_per_node(self) -> np.ndarray:
+        """(n_nodes,) number of DOFs of each node."""
+        return self.dim + len(ROTATION_NAMES[self.dim]) * self.has_rotations.astype(int)
+
+    @property
+    def first(self) -> np.ndarray:
+        """(n_nodes,) global index of each node's first DOF (the numbering of :class:`~flexmb.dofs.DofMap`)."""
+        n = self.dofs_per_node
+        return np.concatenate([[0], np.cumsum(n)[:-1]]).astype(np.int64)
+
+    @property
+    def n_dof(self) -> int:
+        return int(self.dofs_per_node.sum())
+
+    def dof_names(self, node: int) -> tuple[str, ...]:
+        rot = ROTATION_NAMES[self.dim] if self.has_rotations[node] else ()
+        return TRANSLATION_NAMES[self.dim] + rot
+
+    def index(self, node: int, dof: str) -> int:
+        """Global index of DOF ``dof`` of ``node``."""
+        if not 0 <= node < self.n_nodes:
+            raise ModelError(f"node {node} does not exist (the model has nodes 0..{self.n_nodes - 1})")
+        names = self.dof_names(node)
+        if dof not in names:
+            raise ModelError(f"node {node} has no DOF {dof!r} (it has {', '.join(names)})")
+        return int(self.first[node] + names.index(dof))
+
+    def translations(self) -> np.ndarray:
+        """(n_nodes, dim) global indices of the translations."""
+        return self.first[:, None] + np.arange(self.dim)[None, :]
+
+    @property
+    def rotation_nodes(self) -> np.ndarray:
+        return np.flatnonzero(self.has_rotations)
+
+    def rotations(self) -> np.ndarray:
+        """(n_rot_nodes, 1 or 3) global indices of the rotation DOFs of nodes that have them."""
+        n_r = len(ROTATION_NAMES[self.dim])
+        return self.first[self.rotation_nodes][:, None] + self.dim + np.arange(n_r)[None, :]
+
+    @property
+    def characteristic_length(self) -> float:
+        span = float(np.ptp(self.coordinates, axis=0).max()) if self.n_nodes else 0.0
+        return span if span > 0 else 1.0
+
+    def group(self, key: str | int) -> int:
+        """Index of the group named ``key`` (or ``key`` itself if it is an index)."""
+        if isinstance(key, (int, np.integer)) or (isinstance(key, str) and key.isdigit()):
+            i = int(key)
+            if not 0 <= i < len(self.groups):
+                raise ModelError(f"element group {i} does not exist (the model has {len(self.groups)})")
+            return i
+        hits = [i for i, g in enumerate(self.groups) if g.name == key]
+        if not hits:
+            raise ModelError(f"no element group named {key!r}; groups: "
+                             + ", ".join(f"{i}: {g.name}" for i, g in enumerate(self.groups)))
+        if len(hits) > 1:
+            raise ModelError(f"several element groups are named {key!r} (indices {hits}); use the index")
+        return hits[0]
+
+    # ----------------------------------------------------------- geometry
+    def positions(self, u: np.ndarray) -> np.ndarray:
+        """Current nodal positions (..., n_nodes, dim) from DOF vectors (..., n_dof), m."""
+        return self.coordinates + u[..., self.translations()]
+
+    def rotation_matrices(self, u: np.ndarray) -> np.ndarray:
+        """Nodal rotation matrices (n_nodes, 3, 3) of one DOF vector (identity at nodes without rotations).
+
+        In 2D the rotation is about z by ``rz``.
+        """
+        from flexmb.rotations import exp_map
+
+        R = np.broadcast_to(np.eye(3), (self.n_nodes, 3, 3)).copy()
+        rot = self.rotations()
+        if self.dim == 3:
+            R[self.rotation_nodes] = exp_map(u[rot])
+        else:
+            c, s = np.cos(u[rot[:, 0]]), np.sin(u[rot[:, 0]])
+            R[self.rotation_nodes, 0, 0], R[self.rotation_nodes, 0, 1] = c, -s
+            R[self.rotation_nodes, 1, 0], R[self.rotation_nodes, 1, 1] = s, c
+        return R
+
+
+@dataclass
+class Event:
+    """Something worth knowing about a run: a step cut-back, a warning, the error that ended it."""
+
+    at: float                   # time or load factor
+    kind: str                   # "cutback", "warning", "error"
+    message: str
+
+
+class Result:
+    """Base of all results: per-step lists named in ``SERIES``, element outputs and a run log."""
+
+    kind = "result"
+    #: name of the step parameter series (time, load factor, ...)
+    parameter_name = "parameter"
+    #: per-step series kept as list attributes
+    SERIES: tuple[str, ...] = ("u", "reactions")
+
+    def __init__(self, layout: ModelLayout | None = None, **meta: Any) -> None:
+        self.layout = layout
+        self.meta: dict[str, Any] = dict(meta)
+        for name in self.SERIES:
+            setattr(self, name, [])
+        #: per group: output name -> list of (n_el,) arrays
+        self.elements: list[dict[str, list[np.ndarray]]] = [
+            {name: [] for name in g.outputs} for g in layout.groups] if layout is not None else []
+        self.events: list[Event] = []
+        self.cutbacks = 0
+        self.newton_logs: list[NewtonLog] = []
+        self._file = None
+
+    # ------------------------------------------------------------ recording
+    def _append(self, values: dict[str, Any], element_outputs: list[dict[str, np.ndarray]] | None) -> None:
+        for name in self.SERIES:
+            v = values[name]
+            getattr(self, name).append(v.copy() if isinstance(v, np.ndarray) else v)
+        if element_outputs is not None and self.layout is not None:
+            for store, out in zip(self.elements, element_outputs):
+                for name, lst in store.items():
+                    lst.append(np.asarray(out[name], dtype=float))
+        if self._file is not None:
+            self._file.append(self._step_record(len(getattr(self, self.SERIES[0])) - 1))
+
+    def _step_record(self, k: int) -> dict[str, np.ndarray]:
+        rec = {name: np.asarray(getattr(self, name)[k], dtype=float) for name in self.SERIES}
+        for gi, store in enumerate(self.elements):
+            for name, lst in store.items():
+                if len(lst) > k:
+                    rec[f"elements/{gi}/{name}"] = lst[k]
+        return rec
+
+    def log_event(self, at: float, kind: str, message: str) -> None:
+        """Add an entry to the run log (written to the result file at once)."""
+        event = Event(float(at), kind, message)
+        self.events.append(event)
+        if self._file is not None:
+            self._file.event(event)
+
+    def format_log(self) -> str:
+        """The run log as text, one line per event."""
+        if not self.events:
+            return "(no events)"
+        return "\n".join(f"{self.parameter_name} = {e.at:.6g}: {e.kind}: {e.message}" for e in self.events)
+
+    # ----------------------------------------------------------------- file
+    def attach_file(self, path: str | Path) -> Path:
+        """Write the result to ``path`` (HDF5) now and every step recorded from now on."""
+        from flexmb.io.result_file import ResultWriter
+
+        self.close_file()
+        self._file = ResultWriter(path, self)
+        for k in range(self.n_steps):
+            self._file.append(self._step_record(k))
+        for event in self.events:
+            self._file.event(event)
+        return self._file.path
+
+    def close_file(self, status: str = "finished") -> None:
+        """Finish the attached file; ``status`` ("finished" or "failed") is stored in it."""
+        if self._file is not None:
+            self._file.close(self.cutbacks, status)
+            self._file = None
+
+    def save(self, path: str | Path) -> Path:
+        """Write the whole result to one HDF5 file (see :mod:`flexmb.io.result_file`)."""
+        written = self.attach_file(path)
+        self.close_file()
+        return written
+
+    # ------------------------------------------------------------ accessors
+    @property
+    def n_steps(self) -> int:
+        return len(getattr(self, self.SERIES[0]))
+
+    @property
+    def parameter(self) -> np.ndarray:
+        """(n_steps,) the step parameter (time in s, load factor, ...)."""
+        return np.array(getattr(self, self.SERIES[0]), dtype=float)
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """Every per-step series stacked, (n_steps, ...)."""
+        return {name: np.array(getattr(self, name)) for name in self.SERIES}
+
+    def _layout(self) -> ModelLayout:
+        if self.layout is None:
+            raise ModelError("this result carries no model layout (it was built by hand)")
+        return self.layout
+
+    def dof(self, node: int, dof: str) -> np.ndarray:
+        """(n_steps,) history of one DOF (m or rad)."""
+        return np.array(self.u)[:, self._layout().index(node, dof)]
+
+    def reaction(self, node: int, dof: str) -> np.ndarray:
+        """(n_steps,) support reaction on one DOF (N or N m); zero at free DOFs."""
+        return np.array(self.reactions)[:, self._layout().index(node, dof)]
+
+    def positions(self, step: int | None = None) -> np.ndarray:
+        """Nodal positions (n_steps, n_nodes, dim), or (n_nodes, dim) at one step, m."""
+        u = np.array(self.u) if step is None else np.asarray(self.u[step])
+        return self._layout().positions(u)
+
+    def element(self, group: str | int, name: str) -> np.ndarray:
+        """(n_steps, n_el) history of element output ``name`` (e.g. ``"N"``) of a group."""
+        gi = self._layout().group(group)
+        store = self.elements[gi]
+        if name not in store:
+            raise ModelError(f"group {self.layout.groups[gi].name!r} has no element output {name!r}; "
+                             f"it has {', '.join(store)}")
+        return np.array(store[name])
+
+    def series(self, spec: str) -> np.ndarray:
+        """(n_steps,) history named by ``spec`` (see the module docstring for the names)."""
+        spec = spec.strip()
+        if spec == "parameter":
+            return self.parameter
+        if "@" in spec:
+            what, where = spec.split("@", 1)
+            if ":" in where:                                         # element output
+                group, el = where.rsplit(":", 1)
+                values = self.element(group, what)
+                if not el.isdigit() or int(el) >= values.shape[1]:
+                    raise ModelError(f"{spec!r}: element {el} does not exist in group {group!r} "
+                                     f"({values.shape[1]} elements)")
+                return values[:, int(el)]
+            if not where.isdigit():
+                raise ModelError(f"{spec!r}: expected a node number after '@'")
+            prefix, _, dof = what.rpartition(":")
+            source = {"": "u", "vel": "v", "reac": "reactions"}.get(prefix)
+            if source is None or not hasattr(self, source):
+                raise ModelError(f"{spec!r}: unknown prefix {prefix!r} for this {self.kind} result "
+                                 "(use none, 'vel:' in dynamics, or 'reac:')")
+            return np.array(getattr(self, source))[:, self._layout().index(int(where), dof)]
+        derived = self._derived_series()
+        if spec in derived:
+            return derived[spec]
+        raise ModelError(f"unknown quantity {spec!r}; this result has: "
+                         + ", ".join(list(derived) + ["DOF@node", "vel:DOF@node", "reac:DOF@node",
+                                                      "output@group:element"]))
+
+    def _derived_series(self) -> dict[str, np.ndarray]:
+        return {}
+
+    def label(self, spec: str) -> str:
+        """Axis label with unit for a quantity name."""
+        units = {"kinetic": "J", "strain": "J", "work": "J", "total": "J", "newton_iterations": "-"}
+        what = spec.split("@", 1)[0]
+        if what in units:
+            return f"{spec} ({units[what]})"
+        if "@" in spec and ":" in spec.split("@", 1)[1] and self.layout is not None:
+            group = spec.split("@", 1)[1].rsplit(":", 1)[0]
+            unit = self.layout.groups[self.layout.group(group)].outputs.get(what, "")
+            return f"{spec} ({unit})"
+        dof = what.rpartition(":")[2]
+        if dof in ("ux", "uy", "uz"):
+            return f"{spec} ({'m/s' if what.startswith('vel:') else 'N' if what.startswith('reac:') else 'm'})"
+        if dof in ("rx", "ry", "rz"):
+            return f"{spec} ({'rad/s' if what.startswith('vel:') else 'N m' if what.startswith('reac:') else 'rad'})"
+        return spec
+
+
+class TimeHistory(Result):
+    """Response at the output times of a time integration.
+
+    Series (lists, one entry per output step): ``t`` (s), ``u`` and ``v`` (n_dof,), ``reactions``
+    (n_dof,), energies in J: ``kinetic``, ``strain``, ``work`` (of loads and support reactions
+    since t0) and ``total = kinetic + strain - work`` (constant for a conservative exact
+    solution), ``angular_momentum`` (1,) in 2D or (3,) in 3D, ``newton_iterations``.
+    """
+
+    kind = "dynamic"
+    parameter_name = "t"
+    SERIES = ("t", "u", "v", "reactions", "kinetic", "strain", "work", "angular_momentum",
+              "newton_iterations")
+
+    def __init__(self, scheme: str, dt: float, layout: ModelLayout | None = None) -> None:
+        super().__init__(layout, scheme=scheme, dt=float(dt))
+        self.scheme = scheme
+        self.dt = float(dt)
+
+    def record(self, asm: Assembly, s: State, iterations: int) -> None:
+        """Append state ``s`` with its energies, momentum and element outputs."""
+        self._append({"t": s.t, "u": s.u, "v": s.v, "reactions": s.reaction,
+                      "kinetic": asm.kinetic_energy(s.v, s.u), "strain": asm.strain_energy(s.u),
+                      "work": s.work, "angular_momentum": asm.angular_momentum(s.u, s.v),
+                      "newton_iterations": iterations}, asm.element_outputs(s.u))
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        a = super().arrays()
+        a["total"] = self.total_energy
+        return a
+
+    @property
+    def total_energy(self) -> np.ndarray:
+        return np.array(self.kinetic) + np.array(self.strain) - np.array(self.work)
+
+    def velocity(self, node: int, dof: str) -> np.ndarray:
+        """(n_steps,) velocity history of one DOF (m/s, or rad/s)."""
+        return np.array(self.v)[:, self._layout().index(node, dof)]
+
+    def energy_error(self) -> np.ndarray:
+        """|E(t) - E(0)| / K(0) (n_out,); a run starting at rest is scaled by its largest K."""
+        E = self.total_energy
+        return np.abs(E - E[0]) / _reference(self.kinetic[0], max(self.kinetic))
+
+    def angular_momentum_error(self) -> np.ndarray:
+        """|L(t) - L(0)| / |L(0)| (n_out,); a run starting with L = 0 is scaled by its largest |L|."""
+        L = np.array(self.angular_momentum)
+        norms = np.linalg.norm(L, axis=1)
+        return np.linalg.norm(L - L[0], axis=1) / _reference(norms[0], norms.max())
+
+    def _derived_series(self) -> dict[str, np.ndarray]:
+        out = {"t": self.parameter, "kinetic": np.array(self.kinetic), "strain": np.array(self.strain),
+               "work": np.array(self.work), "total": self.total_energy,
+               "newton_iterations": np.array(self.newton_iterations, dtype=float)}
+        L = np.array(self.angular_momentum)
+        for i, axis in enumerate("xyz" if L.ndim == 2 and L.shape[1] == 3 else "z"):
+            out[f"L{axis}"] = L[:, i]
+        return out
+
+
+class StaticPath(Result):
+    """Equilibrium states along a load path: ``load_factors``, ``u`` and ``reactions`` (n_dof,)."""
+
+    kind = "static"
+    parameter_name = "load factor"
+    SERIES = ("load_factors", "u", "reactions")
+
+    def __init__(self, layout: ModelLayout | None = None, method: str = "load control") -> None:
+        super().__init__(layout, method=method)
+
+    def record(self, asm: Assembly, lam: float, u: np.ndarray, reaction: np.ndarray,
+               log: NewtonLog | None = None) -> None:
+        """Append the equilibrium state u at load factor lam with its reactions and element outputs."""
+        self._append({"load_factors": float(lam), "u": u, "reactions": reaction}, asm.element_outputs(u))
+        if log is not None:
+            self.newton_logs.append(log)
+
+    def _derived_series(self) -> dict[str, np.ndarray]:
+        return {"load_factor": self.parameter}
+
+
+class ModeShapes(Result):
+    """Buckling (or vibration) modes as a result, one "step" per mode, for plots and files.
+
+    ``values`` are the eigenvalues (critical load factors), ``u`` the mode shapes (n_dof,) scaled
+    to a largest translation of 1, ``reference`` the state the modes are taken about.
+    """
+
+    kind = "modes"
+    parameter_name = "mode value"
+    SERIES = ("values", "u", "reactions")
+
+    def __init__(self, layout: ModelLayout | None = None, reference: np.ndarray | None = None,
+                 what: str = "critical load factor") -> None:
+        super().__init__(layout, what=what)
+        self.reference = reference
+
+    @classmethod
+    def from_modes(cls, layout: ModelLayout, values: np.ndarray, modes: np.ndarray,
+                   reference: np.ndarray, what: str) -> "ModeShapes":
+        """Modes (n, n_dof) with their eigenvalues (n,) about the state ``reference`` (n_dof,)."""
+        result = cls(layout, np.asarray(reference, dtype=float), what)
+        trans = layout.translations().ravel()
+        zero_outputs = [{name: np.zeros(g.n_elements) for name in g.outputs} for g in layout.groups]
+        for value, mode in zip(values, modes):
+            size = np.linalg.norm(mode[trans].reshape(-1, layout.dim), axis=1).max(initial=0.0)
+            size = size if size > 0 else np.abs(mode).max(initial=1.0)
+            result._append({"values": float(value), "u": mode / size, "reactions": np.zeros_like(mode)},
+                           zero_outputs)
+        return result
+
+    def shape_state(self, k: int, scale: float) -> np.ndarray:
+        """DOF vector (n_dof,) of the reference state moved by ``scale`` times mode k; spatial
+        rotations are composed, ``R = exp(scale hat(phi)) R_ref``."""
+        layout = self._layout()
+        ref = np.zeros(layout.n_dof) if self.reference is None else self.reference
+        u = ref + scale * np.asarray(self.u[k])
+        if layout.dim == 3 and layout.rotation_nodes.size:
+            from flexmb.rotations import compose
+
+            rot = layout.rotations()
+            u[rot] = compose(scale * np.asarray(self.u[k])[rot], ref[rot])
+        return u
+
+    def _derived_series(self) -> dict[str, np.ndarray]:
+        return {"values": self.parameter}
+
+
+def _reference(initial: float, largest: float) -> float:
+    """Normalising value: the initial one, else the largest, else 1 (all zero)."""
+    return initial if initial > 0 else (largest if largest > 0 else 1.0)
+
+
+RESULT_KINDS: dict[str, type[Result]] = {cls.kind: cls for cls in (TimeHistory, StaticPath, ModeShapes)}
+
+
+def load_result(path: str | Path) -> Result:
+    """Read a result file written by flexmb (see :mod:`flexmb.io.result_file`)."""
+    from flexmb.io.result_file import read_result
+
+    return read_result(path)
