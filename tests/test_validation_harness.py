@@ -86,8 +86,9 @@ def test_failing_and_crashing_cases_give_nonzero_exit(tmp_path: Path, capsys: py
     assert "no-such-case" in capsys.readouterr().err
 
 
-def test_quick_validation_passes_and_writes_json_and_png(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["validate", "--quick", "--cases-dir", str(CASES_DIR), "--out", str(tmp_path)])
+def test_quick_validation_passes_and_writes_json_png_and_report(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["validate", "--quick", "--cases-dir", str(CASES_DIR), "--report", str(tmp_path)])
     table = capsys.readouterr().out
     assert code == 0, f"validation failed:\n{table}"
     for name in EXPECTED_CASES:
@@ -102,6 +103,30 @@ def test_quick_validation_passes_and_writes_json_and_png(tmp_path: Path, capsys:
             assert isinstance(r["value"], float) and isinstance(r["passed"], bool) and r["source"]
         assert (tmp_path / f"{name}.png").stat().st_size > 10_000
         assert name in table
+    # the report index: every case in the summary table, with its checks and its figure
+    index = (tmp_path / "index.md").read_text()
+    html = (tmp_path / "index.html").read_text()
+    assert f"**{len(EXPECTED_CASES)} of {len(EXPECTED_CASES)} case(s) passed.**" in index
+    for name in EXPECTED_CASES:
+        n_checks = len(json.loads((tmp_path / f"{name}.json").read_text())["results"])
+        assert f"| [{name}](#{name}) |" in index and f"| {n_checks}/{n_checks} |" in index, name
+        assert f"![{name}]({name}.png)" in index, f"{name}: figure missing from index.md"
+        assert f"<img src='{name}.png'" in html and f"id='{name}'" in html, f"{name}: missing from index.html"
+
+
+def test_report_index_marks_failed_and_crashed_cases(tmp_path: Path) -> None:
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    (cases / "always_off.py").write_text(FAILING_CASE)
+    (cases / "crashes.py").write_text(CRASHING_CASE)
+    report = tmp_path / "report"
+    assert main(["validate", "--cases-dir", str(cases), "--out", str(tmp_path / "out"),
+                 "--report", str(report)]) == 1
+    index = (report / "index.md").read_text()
+    assert "**0 of 2 case(s) passed.**" in index
+    assert "| [always-off](#always-off) | deliberately failing | 1/2 |" in index
+    assert "The case did not complete:** `RuntimeError: boom in node 7`" in index
+    assert "<tr class=\"fail\">" in (report / "index.html").read_text()
 
 
 def test_readme_example_runs() -> None:

@@ -1,9 +1,16 @@
 """The flexmb result file: one HDF5 file per run, written step by step (h5py).
 
 HDF5 rather than compressed ``.npz``: an ``.npz`` is a zip archive that can only be rewritten
-as a whole, while an HDF5 dataset grows in place, so each output step is appended and flushed
-as soon as it is computed and a run that is killed keeps every completed step. The files open
-in any HDF5 tool (h5py, h5dump, HDFView, MATLAB's ``h5read``).
+as a whole, while an HDF5 dataset grows in place, so output steps are appended and flushed to
+disk while the run goes on. The files open in any HDF5 tool (h5py, h5dump, HDFView, MATLAB's
+``h5read``).
+
+When a run ends with an error (a failed step, an exception in a user's load function, Ctrl-C)
+the file is completed with every computed step before the error propagates. Steps are written
+in blocks at most ``FLUSH_INTERVAL`` seconds (wall clock) apart, so a process killed outright
+(SIGKILL, power loss) loses at most that much of its last computation; the environment
+variable ``FLEXMB_FLUSH_INTERVAL`` changes it (0: write and flush every step, which costs
+about 0.1 ms per dataset and step).
 
 Layout (arrays are float64 unless stated; n = number of steps written)::
 
@@ -33,6 +40,8 @@ from __future__ import annotations
 
 import datetime
 import json
+import os
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -45,6 +54,8 @@ if TYPE_CHECKING:
 
 FORMAT = "flexmb-result"
 FORMAT_VERSION = 1
+#: seconds of wall-clock time between block writes of the computed steps
+FLUSH_INTERVAL = 0.2
 _CHUNK_BYTES = 1 << 20
 
 
@@ -57,9 +68,9 @@ def _h5py():
 
 
 class ResultWriter:
-    """Appends the steps of a :class:`~flexmb.results.Result` to an HDF5 file, flushing each one."""
+    """Appends the steps of a :class:`~flexmb.results.Result` to an HDF5 file in timed blocks."""
 
-    def __init__(self, path: str | Path, result: Result) -> None:
+    def __init__(self, path: str | Path, result: Result, flush_interval: float | None = None) -> None:
         from flexmb import __version__
 
         h5py = _h5py()
@@ -85,34 +96,52 @@ class ResultWriter:
         log.create_dataset("kind", (0,), maxshape=(None,), dtype=text, chunks=(256,))
         log.create_dataset("message", (0,), maxshape=(None,), dtype=text, chunks=(256,))
         self._n = 0
+        self._pending: list[dict[str, np.ndarray]] = []
+        if flush_interval is None:
+            flush_interval = float(os.environ.get("FLEXMB_FLUSH_INTERVAL", FLUSH_INTERVAL))
+        self.flush_interval = flush_interval
+        self._last_write = time.perf_counter()
         f.flush()
 
     def append(self, record: dict[str, np.ndarray]) -> None:
-        """Write one step: ``record`` maps series names (``elements/<i>/<name>`` for element
-        outputs) to the step's values."""
-        steps = self._f["steps"]
-        for name, value in record.items():
-            value = np.asarray(value, dtype=float)
-            if name not in steps:
-                rows = max(1, min(256, _CHUNK_BYTES // max(value.nbytes, 1)))
-                steps.create_dataset(name, (0, *value.shape), maxshape=(None, *value.shape),
-                                     dtype=float, chunks=(rows, *value.shape))
-            ds = steps[name]
-            ds.resize(self._n + 1, axis=0)
-            ds[self._n] = value
-        self._n += 1
+        """Add one step: ``record`` maps series names (``elements/<i>/<name>`` for element
+        outputs) to the step's values; written with the next block."""
+        self._pending.append(record)
+        if time.perf_counter() - self._last_write >= self.flush_interval:
+            self.write_pending()
+
+    def write_pending(self) -> None:
+        """Write the steps added since the last block and flush the file."""
+        if self._pending:
+            steps = self._f["steps"]
+            k, m = self._n, len(self._pending)
+            for name in self._pending[0]:
+                block = np.array([r[name] for r in self._pending], dtype=float)   # (m, ...)
+                if name not in steps:
+                    shape = block.shape[1:]
+                    rows = max(1, min(256, _CHUNK_BYTES // max(block[0].nbytes, 1)))
+                    steps.create_dataset(name, (0, *shape), maxshape=(None, *shape), dtype=float,
+                                         chunks=(rows, *shape))
+                ds = steps[name]
+                ds.resize(k + m, axis=0)
+                ds[k:k + m] = block
+            self._n += m
+            self._pending = []
         self._f.flush()
+        self._last_write = time.perf_counter()
 
     def event(self, event: Event) -> None:
+        """Enter an event in the log and write everything pending (events are rare and matter)."""
         log = self._f["log"]
         k = log["at"].shape[0]
         for name, value in (("at", event.at), ("kind", event.kind), ("message", event.message)):
             log[name].resize(k + 1, axis=0)
             log[name][k] = value
-        self._f.flush()
+        self.write_pending()
 
     def close(self, cutbacks: int = 0, status: str = "finished") -> None:
         if self._f.id.valid:
+            self.write_pending()
             self._f.attrs["cutbacks"] = int(cutbacks)
             self._f.attrs["status"] = status
             self._f.close()

@@ -1,4 +1,5 @@
-"""Running validation cases: table on stdout, ``DIR/CASE.json`` and ``DIR/CASE.png`` per case."""
+"""Running validation cases: table on stdout, ``DIR/CASE.json`` and ``DIR/CASE.png`` per case,
+and optionally the report index (:mod:`flexmb.validation.index`)."""
 from __future__ import annotations
 
 import json
@@ -8,6 +9,7 @@ import traceback
 from pathlib import Path
 from typing import Sequence, TextIO
 
+from flexmb.validation.index import IndexEntry, write_index
 from flexmb.validation.registry import discover_cases, load_module
 from flexmb.validation.report import CaseReport, Check
 
@@ -49,8 +51,12 @@ def print_report(report: CaseReport, stream: TextIO | None = None) -> None:
 
 
 def run_cases(names: Sequence[str] | None = None, quick: bool = False, out_dir: str | Path = "validation-results",
-              cases_dir: str | Path | None = None, stream: TextIO | None = None) -> int:
-    """Run the named cases (all if None); returns the number of failed cases."""
+              cases_dir: str | Path | None = None, stream: TextIO | None = None,
+              report_dir: str | Path | None = None) -> int:
+    """Run the named cases (all if None); returns the number of failed cases.
+
+    With ``report_dir`` the report index (``index.md``, ``index.html``) is written there.
+    """
     stream = stream or sys.stdout
     available = discover_cases(cases_dir)
     selected = list(names) if names else list(available)
@@ -63,10 +69,14 @@ def run_cases(names: Sequence[str] | None = None, quick: bool = False, out_dir: 
     print(_row(_COLUMNS), file=stream)
     print("-" * (sum(_WIDTHS) + 2 * (len(_WIDTHS) - 1)), file=stream)
     failed = 0
+    entries: list[IndexEntry] = []
     for name in selected:
         start = time.perf_counter()
+        title, source = name, ""
         try:
-            report: CaseReport = load_module(available[name]).run(quick=quick)
+            module = load_module(available[name])
+            title, source = module.TITLE, module.SOURCE
+            report: CaseReport = module.run(quick=quick)
         except Exception as exc:                           # a crashing case is a failed case, not a crash
             traceback.print_exc()
             report = CaseReport(name, info={"error": f"{type(exc).__name__}: {exc}"})
@@ -76,13 +86,21 @@ def run_cases(names: Sequence[str] | None = None, quick: bool = False, out_dir: 
         if not report.checks:
             print(_row((name, "case did not complete", "-", "-", report.info.get("error", ""), "-", "FAIL")),
                   file=stream)
-        (out / f"{name}.json").write_text(json.dumps(report.as_dict(wall), indent=2, default=_json_default), encoding="utf-8")
+        record = report.as_dict(wall)
+        (out / f"{name}.json").write_text(json.dumps(record, indent=2, default=_json_default), encoding="utf-8")
+        figure = None
         if report.figure is not None:
-            report.figure.savefig(out / f"{name}.png", dpi=110)
+            figure = out / f"{name}.png"
+            report.figure.savefig(figure, dpi=110)
             import matplotlib.pyplot as plt
             plt.close(report.figure)
+        entries.append(IndexEntry(name, title, source, json.loads(json.dumps(record, default=_json_default)),
+                                  figure))
         failed += not report.passed
         stream.flush()
     print(f"\n{len(selected) - failed} of {len(selected)} case(s) passed; results in {out.resolve()}",
           file=stream)
+    if report_dir is not None:
+        md, html_index = write_index(report_dir, entries, quick)
+        print(f"report: {md.resolve()} and {html_index.name}", file=stream)
     return failed

@@ -1,7 +1,7 @@
 """Matplotlib helpers shared by examples and validation cases (pyplot is imported on call)."""
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -49,3 +49,46 @@ def dynamics_overview(title: str, runs: dict, displacement: Callable, displaceme
     ax3.legend(fontsize=8)
     fig.tight_layout()
     return fig
+
+
+def plot_history(result, quantities: Sequence[str], x: str = "parameter", ax=None, title: str | None = None):
+    """Plot histories of a :class:`~flexmb.results.Result` against its step parameter (or ``x``).
+
+    ``quantities`` are names as in :meth:`Result.series` (``"uy@12"``, ``"total"``,
+    ``"N@beams:3"``); quantities with the same unit share an axis, a second unit gets its own
+    panel. Returns the figure.
+    """
+    if not quantities:
+        raise ValueError("plot_history: name at least one quantity")
+    xs = result.series(x)
+    xlabel = f"{result.parameter_name}" + (" (s)" if result.kind == "dynamic" else "") if x == "parameter" \
+        else result.label(x)
+    by_unit: dict[str, list[str]] = {}
+    for q in quantities:
+        label = result.label(q)
+        unit = label[label.rfind("("):] if label.endswith(")") else ""
+        by_unit.setdefault(unit, []).append(q)
+    if ax is None:
+        fig, axes = panels(len(by_unit), title or _default_title(result), width=6.0, height=4.0)
+    else:
+        if len(by_unit) > 1:
+            raise ValueError(f"plot_history: quantities with {len(by_unit)} different units need "
+                             "their own panels; leave ax=None")
+        fig, axes = ax.figure, [ax]
+    for axis, (unit, names) in zip(axes, by_unit.items()):
+        for q in names:
+            axis.plot(xs, result.series(q), label=q)
+        axis.set_xlabel(xlabel)
+        axis.set_ylabel(result.label(names[0]) if len(names) == 1 else f"value {unit}".strip())
+        axis.grid(True, alpha=0.3)
+        axis.legend(fontsize=8)
+    if ax is None:
+        fig.tight_layout()
+    return fig
+
+
+def _default_title(result) -> str:
+    source = result.meta.get("file")
+    what = {"dynamic": f"{result.meta.get('scheme', '')} dt = {result.meta.get('dt', '')} s",
+            "static": result.meta.get("method", "statics"), "modes": result.meta.get("what", "modes")}
+    return f"{what.get(result.kind, result.kind)}" + (f" ({source})" if source else "")
