@@ -3,7 +3,7 @@
     flexmb validate [CASE ...] [--quick] [--out DIR] [--report DIR] [--cases-dir DIR]
     flexmb validate --list
     flexmb info RESULT                       what a result file holds, and its run log
-    flexmb render RESULT [--out FILE] [--step K] [--color Q] [--every N] [--fps F]
+    flexmb render RESULT [--out FILE] [--step K | --steps A:B:C] [--color Q] [--every N] [--fps F]
     flexmb plot RESULT QUANTITY [...] [--x Q] [--out FILE]
     flexmb export RESULT [--vtu DIR] [--xdmf FILE] [--every N]
 
@@ -72,6 +72,11 @@ def _render(args: argparse.Namespace) -> int:
     size = tuple(int(v) for v in args.size.lower().split("x"))
     if out.suffix.lower() in (".gif", ".mp4"):
         written = scene.animate(r, out, every=args.every, fps=args.fps, color=args.color, window_size=size)
+    elif args.steps is not None:
+        if out.suffix.lower() != ".png":
+            raise ValueError(f"--steps draws one picture: use a .png file, not {out.name}")
+        scene.render_sequence(r, out, _step_range(args.steps, r.n_steps), color=args.color, window_size=size)
+        written = out
     elif r.kind == "modes" and args.step is None:
         scene.render_modes(r, out, n=min(4, r.n_steps), scale=args.scale, window_size=size)
         written = out
@@ -83,6 +88,20 @@ def _render(args: argparse.Namespace) -> int:
         raise ValueError(f"--out {out}: use a .png (picture), .gif or .mp4 (animation) file")
     print(f"wrote {written}")
     return 0
+
+
+def _step_range(text: str, n_steps: int) -> list[int]:
+    """Steps of a slice ``start:stop:step`` (Python rules, e.g. ``0:241:20`` or ``::10``)."""
+    try:
+        parts = [int(p) if p.strip() else None for p in text.split(":")]
+        if len(parts) > 3:
+            raise ValueError
+    except ValueError:
+        raise ValueError(f"--steps {text!r}: expected start:stop:step, e.g. 0:100:10") from None
+    steps = list(range(n_steps))[slice(*parts)]
+    if not steps:
+        raise ValueError(f"--steps {text!r} selects none of the {n_steps} steps")
+    return steps
 
 
 def _plot(args: argparse.Namespace) -> int:
@@ -135,6 +154,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ren.add_argument("--out", default=None, metavar="FILE", help="output file (default: RESULT with .png)")
     ren.add_argument("--step", type=int, default=None,
                      help="step to draw (default: the last; for modes: all of the first four in a grid)")
+    ren.add_argument("--steps", default=None, metavar="A:B:C",
+                     help="several steps in one picture (a slice, e.g. 0:241:20): a stroboscopic view")
     ren.add_argument("--color", default=None, metavar="Q",
                      help="colour by an element output (N, My1, axial_strain, ...), displacement or velocity")
     ren.add_argument("--every", type=int, default=1, help="animation: draw every N-th step")

@@ -447,11 +447,18 @@ class ModeShapes(Result):
     kind = "modes"
     parameter_name = "mode value"
     SERIES = ("values", "u", "reactions")
+    #: largest mode translation drawn or exported by default, as a fraction of the model size
+    DRAWN_FRACTION = 0.1
 
     def __init__(self, layout: ModelLayout | None = None, reference: np.ndarray | None = None,
                  what: str = "critical load factor") -> None:
         super().__init__(layout, what=what)
         self.reference = reference
+        self.elements = [{} for _ in self.elements]          # a mode has no section forces
+
+    def drawn_scale(self) -> float:
+        """Default size (m) of the largest mode translation in pictures and exported files."""
+        return self.DRAWN_FRACTION * self._layout().characteristic_length
 
     @classmethod
     def from_modes(cls, layout: ModelLayout, values: np.ndarray, modes: np.ndarray,
@@ -459,12 +466,10 @@ class ModeShapes(Result):
         """Modes (n, n_dof) with their eigenvalues (n,) about the state ``reference`` (n_dof,)."""
         result = cls(layout, np.asarray(reference, dtype=float), what)
         trans = layout.translations().ravel()
-        zero_outputs = [{name: np.zeros(g.n_elements) for name in g.outputs} for g in layout.groups]
         for value, mode in zip(values, modes):
             size = np.linalg.norm(mode[trans].reshape(-1, layout.dim), axis=1).max(initial=0.0)
             size = size if size > 0 else np.abs(mode).max(initial=1.0)
-            result._append({"values": float(value), "u": mode / size, "reactions": np.zeros_like(mode)},
-                           zero_outputs)
+            result._append({"values": float(value), "u": mode / size, "reactions": np.zeros_like(mode)}, None)
         return result
 
     def shape_state(self, k: int, scale: float) -> np.ndarray:

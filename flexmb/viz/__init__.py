@@ -1,1 +1,4 @@
-"""Plots (matplotlib) and, later, pyvista scenes. Imported lazily: ``import flexmb`` stays light."""
+"""Pictures: matplotlib plots of histories (:mod:`~flexmb.viz.plots`) and off-screen pyvista
+scenes, mode shapes and animations (:mod:`~flexmb.viz.scene`, geometry in
+:mod:`~flexmb.viz.geometry`). Imported lazily: ``import flexmb`` loads neither matplotlib nor pyvista.
+"""

@@ -1,0 +1,194 @@
+"""Results out: the deformed configuration per step as VTU files (+ a ParaView .pvd) or one XDMF series.
+
+Every written step is a line mesh (one line cell per element, all groups in group order) with
+
+* point data, (n_nodes, 3) each, 2D results padded with zeros: ``displacement`` (m),
+  ``rotation`` (rad; 3D: the rotation vector, 2D: (0, 0, rz); zero at nodes without rotations),
+  ``reaction`` (N) and ``reaction_moment`` (N m) support reactions, and in dynamics
+  ``velocity`` (m/s) and ``angular_velocity`` (rad/s, spatial);
+* cell data, (n_elements,) each: every element output of any group (``N``, ``M1``, ``My1``,
+  ``axial_strain``, ..., units in :attr:`~flexmb.results.GroupLayout.outputs`), NaN on the
+  elements of groups without that output; ``group`` (group index) and ``element`` (index in its
+  group, as in the quantity name ``N@group:element``).
+
+For buckling modes (kind ``"modes"``) the points are the reference state moved by 0.1 times the
+model size along the mode (:meth:`~flexmb.results.ModeShapes.shape_state`), while
+``displacement`` and ``rotation`` are the unscaled mode (largest translation 1).
+
+The time value of a step in the .pvd and the XDMF file is the step parameter (time in s, load
+factor, critical load factor) when it increases strictly over the written steps; otherwise (an
+arc-length path through a limit point, repeated eigenvalues) it is the step index, because
+ParaView orders and merges steps by their time value. meshio is imported when a file is
+written, never on ``import flexmb``.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
+import numpy as np
+
+from flexmb.model import ModelError
+from flexmb.results import ModelLayout, Result
+
+
+def step_mesh_data(result: Result, step: int) -> tuple[np.ndarray, list[tuple[str, np.ndarray]],
+                                                       dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """The mesh of one step of a result, as meshio takes it.
+
+    Returns
+    -------
+    points : (n_nodes, 3) current (deformed) positions, m.
+    cells : ``[("line", (n_el_total, 2))]`` node indices of all groups' elements in group
+        order (an empty list for a model without elements).
+    point_data : name -> (n_nodes, 3), see the module docstring.
+    cell_data : name -> (n_el_total,), see the module docstring (one array per name, not
+        meshio's list per cell block).
+    """
+    layout = _checked_layout(result)
+    if not -result.n_steps <= step < result.n_steps:
+        raise IndexError(f"step {step} does not exist (the result has {result.n_steps} steps)")
+    step = int(step) % result.n_steps                                  # -1: the last step
+    u = np.asarray(result.u[step], dtype=float)
+    if result.kind == "modes":
+        points = _pad(layout.positions(result.shape_state(step, result.drawn_scale())))
+    else:
+        points = _pad(layout.positions(u))
+
+    point_data = {}
+    point_data["displacement"], point_data["rotation"] = _node_vectors(layout, u)
+    point_data["reaction"], point_data["reaction_moment"] = _node_vectors(
+        layout, np.asarray(result.reactions[step], dtype=float))
+    if "v" in result.SERIES:
+        point_data["velocity"], point_data["angular_velocity"] = _node_vectors(
+            layout, np.asarray(result.v[step], dtype=float))
+
+    cells = _line_cells(layout)
+    if not cells:
+        return points, cells, point_data, {}
+    n_el = np.array([g.n_elements for g in layout.groups], dtype=np.int64)
+    bounds = np.concatenate([[0], np.cumsum(n_el)])
+    cell_data = {}
+    for name in dict.fromkeys(name for store in result.elements for name in store):
+        values = np.full(bounds[-1], np.nan)
+        for gi, store in enumerate(result.elements):
+            # a group without this output, or a step recorded without element outputs, stays NaN
+            if name in store and len(store[name]) > step:
+                values[bounds[gi]:bounds[gi + 1]] = store[name][step]
+        cell_data[name] = values
+    cell_data["group"] = np.repeat(np.arange(len(n_el), dtype=np.int64), n_el)
+    cell_data["element"] = np.arange(bounds[-1], dtype=np.int64) - np.repeat(bounds[:-1], n_el)
+    return points, cells, point_data, cell_data
+
+
+def write_vtu_series(result: Result, folder: str | Path, name: str = "result", every: int = 1) -> Path:
+    """Write steps 0, every, 2 every, ... as ``folder/name_00000.vtu``, ... (deformed points, the
+    number is the step index) and the ParaView collection ``folder/name.pvd`` listing them with
+    their time values; returns the path of the .pvd (open it in ParaView)."""
+    import meshio
+
+    steps = _written_steps(result, every)
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    width = max(5, len(str(steps[-1])))
+    collection = ET.Element("VTKFile", type="Collection", version="0.1", byte_order="LittleEndian")
+    datasets = ET.SubElement(collection, "Collection")
+    for k, t in zip(steps, _time_values(result, steps)):
+        points, cells, point_data, cell_data = step_mesh_data(result, k)
+        file = f"{name}_{k:0{width}d}.vtu"
+        meshio.write(folder / file, meshio.Mesh(points, cells, point_data=point_data,
+                                                cell_data={n: [a] for n, a in cell_data.items()}))
+        ET.SubElement(datasets, "DataSet", timestep=repr(t), group="", part="0", file=file)
+    ET.indent(collection)
+    pvd = folder / f"{name}.pvd"
+    ET.ElementTree(collection).write(pvd, encoding="utf-8", xml_declaration=True)
+    return pvd
+
+
+def write_xdmf(result: Result, path: str | Path, every: int = 1) -> Path:
+    """Write steps 0, every, 2 every, ... to one XDMF time series ``path`` (.xdmf) with its HDF5
+    heavy data next to it (same name, .h5), through ``meshio.xdmf.TimeSeriesWriter``.
+
+    XDMF keeps one geometry for the whole series: the points are the reference (undeformed)
+    positions, and the deformed shape is the points plus ``displacement`` (ParaView: Warp By
+    Vector on ``displacement``; for modes choose the scale). Point and cell data per step as in
+    :func:`step_mesh_data`. Returns the path of the .xdmf file.
+    """
+    import meshio
+
+    steps = _written_steps(result, every)
+    layout = _checked_layout(result)
+    path = Path(path).resolve()
+    if path.suffix.lower() not in (".xdmf", ".xmf"):
+        # the heavy data goes to the same name with suffix .h5, which must not be the XML file
+        raise ValueError(f"{path}: an XDMF file needs the suffix .xdmf (or .xmf)")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    cwd = os.getcwd()
+    # meshio 5.3 opens the .h5 file in the working directory while the .xdmf refers to it
+    # next to itself (meshio issue #1442), so write from the .xdmf's folder.
+    os.chdir(path.parent)
+    try:
+        with meshio.xdmf.TimeSeriesWriter(path) as writer:
+            writer.write_points_cells(_pad(layout.coordinates), _line_cells(layout))
+            for k, t in zip(steps, _time_values(result, steps)):
+                _, _, point_data, cell_data = step_mesh_data(result, k)
+                writer.write_data(t, point_data=point_data,
+                                  cell_data={n: [a] for n, a in cell_data.items()})
+    finally:
+        os.chdir(cwd)
+    return path
+
+
+# ---------------------------------------------------------------- helpers
+def _checked_layout(result: Result) -> ModelLayout:
+    if result.layout is None:
+        raise ModelError(f"cannot export this {result.kind} result: it carries no model layout "
+                         "(nodes and elements); results of flexmb's analyses and result files have one")
+    return result.layout
+
+
+def _written_steps(result: Result, every: int) -> np.ndarray:
+    """Indices of the steps to write, with clear errors for nothing to write."""
+    _checked_layout(result)
+    if result.n_steps == 0:
+        raise ValueError(f"cannot export this {result.kind} result: it has no steps")
+    if not isinstance(every, (int, np.integer)) or every < 1:
+        raise ValueError(f"every must be a positive integer, got {every!r}")
+    return np.arange(0, result.n_steps, every)
+
+
+def _time_values(result: Result, steps: np.ndarray) -> list[float]:
+    """Time value of each written step (see the module docstring)."""
+    parameter = result.parameter[steps]
+    if np.all(np.isfinite(parameter)) and np.all(np.diff(parameter) > 0):
+        return [float(p) for p in parameter]
+    return [float(k) for k in steps]
+
+
+def _line_cells(layout: ModelLayout) -> list[tuple[str, np.ndarray]]:
+    """One meshio line block (n_el_total, 2) with every group's elements in group order, or []."""
+    if not any(g.n_elements for g in layout.groups):
+        return []
+    return [("line", np.concatenate([g.connectivity for g in layout.groups]).astype(np.int64))]
+
+
+def _pad(x: np.ndarray) -> np.ndarray:
+    """(n, dim) -> (n, 3) with zero z in 2D."""
+    out = np.zeros((len(x), 3))
+    out[:, :x.shape[1]] = x
+    return out
+
+
+def _node_vectors(layout: ModelLayout, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Translational (n_nodes, 3) and rotational (n_nodes, 3) parts of a DOF vector x (n_dof,).
+
+    2D rotations are about z; nodes without rotation DOFs get zero rotation.
+    """
+    rotation = np.zeros((layout.n_nodes, 3))
+    rot = layout.rotations()
+    if layout.dim == 3:
+        rotation[layout.rotation_nodes] = x[rot]
+    else:
+        rotation[layout.rotation_nodes, 2] = x[rot[:, 0]]
+    return _pad(x[layout.translations()]), rotation

@@ -1,0 +1,539 @@
+"""Pictures of results with pyvista, always off-screen: the deformed structure coloured by a
+quantity, mode shapes, and animations (GIF, MP4).
+
+Beams are drawn as their section (box or tube) swept along the smooth deformed centreline of
+:mod:`flexmb.viz.geometry`, trusses as straight tubes, point masses as spheres. Colour
+quantities (:func:`quantities`): any element output of the result's groups (``N``, ``My1``,
+``axial_strain``, ... constant on each element; elements of groups without it are grey), and
+the nodal magnitudes ``displacement`` (m, from the reference configuration) and ``velocity``
+(m/s, dynamic results), interpolated along the elements.
+
+The camera is fixed, not fitted by pyvista: a parallel projection (isometric in 3D, looking
+along -z in 2D) that frames a given box, so :func:`animate` can frame the whole motion once and
+keep it, with one colour range for all frames.
+
+pyvista is imported by the functions here, never by ``import flexmb``; :func:`_pyvista` chooses
+off-screen EGL rendering on a Linux machine without a display.
+"""
+from __future__ import annotations
+
+import ctypes.util
+import importlib.util
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
+
+import numpy as np
+
+from flexmb.model import ModelError
+from flexmb.results import ModelLayout, Result
+from flexmb.viz.geometry import centrelines, lift, structure_surface
+
+if TYPE_CHECKING:
+    import pyvista
+
+#: file suffixes of :func:`render` / :func:`render_modes` and of :func:`animate`
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
+MOVIE_SUFFIXES = (".gif", ".mp4")
+#: named views: direction from the focal point to the camera, and the up direction
+VIEWS = {"iso": ((1.0, 1.0, 1.0), (0.0, 0.0, 1.0)), "xy": ((0.0, 0.0, 1.0), (0.0, 1.0, 0.0)),
+         "xz": ((0.0, -1.0, 0.0), (0.0, 0.0, 1.0)), "yz": ((1.0, 0.0, 0.0), (0.0, 0.0, 1.0))}
+BACKGROUND = "white"
+SURFACE_COLOR = "lightsteelblue"
+NAN_COLOR = "lightgrey"
+REFERENCE_COLOR = "grey"
+
+#: how a picture is coloured: colour-bar title, value range, colour map name
+Colour = tuple[str, tuple[float, float], str]
+
+
+def _pyvista():
+    """pyvista, set up for off-screen rendering (the one place that does it).
+
+    On Linux without an X display, VTK would first try X, warn, then fall back; choosing the
+    EGL render window (when libEGL exists) before VTK creates its first window avoids that.
+    """
+    if (sys.platform.startswith("linux") and not os.environ.get("DISPLAY")
+            and "VTK_DEFAULT_OPENGL_WINDOW" not in os.environ and ctypes.util.find_library("EGL")):
+        os.environ["VTK_DEFAULT_OPENGL_WINDOW"] = "vtkEGLRenderWindow"
+    import pyvista
+
+    return pyvista
+
+
+# ------------------------------------------------------------------ result access
+def _layout(result: Result) -> ModelLayout:
+    if getattr(result, "layout", None) is None:
+        raise ModelError("this result carries no model layout, so it cannot be drawn "
+                         "(results of flexmb's analyses and result files have one)")
+    return result.layout
+
+
+def _step(result: Result, step: int) -> int:
+    """Index of ``step`` (negative counts from the end) checked against the result."""
+    n = result.n_steps
+    if not -n <= step < n:
+        what = "modes" if result.kind == "modes" else "steps"
+        raise IndexError(f"step {step} is out of range: the {result.kind} result has {n} {what} "
+                         f"(0..{n - 1}, or -1..-{n} from the end)")
+    return step % n
+
+
+def _check_suffix(out: str | Path, allowed: tuple[str, ...]) -> Path:
+    path = Path(out)
+    if path.suffix.lower() not in allowed:
+        raise ValueError(f"{path}: unknown output suffix {path.suffix!r}; use one of {', '.join(allowed)}")
+    return path
+
+
+def _mode_scale(result: Result, scale: float | None) -> float:
+    return result.drawn_scale() if scale is None else float(scale)
+
+
+def _state(result: Result, k: int, scale: float | None) -> np.ndarray:
+    """DOF vector (n_dof,) drawn for step k (modes: the reference moved by ``scale`` m along mode k)."""
+    if result.kind == "modes":
+        return result.shape_state(k, _mode_scale(result, scale))
+    return np.asarray(result.u[k], dtype=float)
+
+
+def _reference_state(result: Result) -> np.ndarray:
+    """DOF vector (n_dof,) of the reference drawn as wireframe: the undeformed structure, or the
+    state the modes are taken about."""
+    reference = getattr(result, "reference", None)
+    return np.zeros(_layout(result).n_dof) if reference is None else np.asarray(reference, dtype=float)
+
+
+def default_title(result: Result, step: int) -> str:
+    """Picture title of a step: ``t = 0.1 s``, ``load factor 0.5``, ``mode 2: critical load
+    factor 1.23`` (modes numbered from 1)."""
+    k = _step(result, step)
+    value = float(result.parameter[k])
+    if result.kind == "dynamic":
+        return f"t = {value:.4g} s"
+    if result.kind == "static":
+        return f"load factor {value:.4g}"
+    if result.kind == "modes":
+        return f"mode {k + 1}: {result.meta.get('what', 'value')} {value:.4g}"
+    return f"{result.parameter_name} = {value:.4g}"
+
+
+# ------------------------------------------------------------------------ colours
+def quantities(result: Result) -> dict[str, str]:
+    """Colour quantities of a result, name -> unit: element outputs, ``displacement`` and, in
+    dynamics, ``velocity``."""
+    layout = _layout(result)
+    names: dict[str, str] = {}
+    if result.kind != "modes":                     # modes carry zero placeholders, nothing to show
+        for g in layout.groups:
+            for name, unit in g.outputs.items():
+                names.setdefault(name, unit)
+    names["displacement"] = "m"
+    if hasattr(result, "v"):
+        names["velocity"] = "m/s"
+    return names
+
+
+def _colour_values(result: Result, k: int, u: np.ndarray, color: str
+                   ) -> np.ndarray | list[np.ndarray]:
+    """Values of ``color`` at step k drawn with DOF vector u: (n_nodes,) nodal magnitudes, or a
+    list over groups of (n_el,) element values (NaN in groups without that output)."""
+    layout = _layout(result)
+    available = quantities(result)
+    if color not in available:
+        raise ValueError(f"unknown colour quantity {color!r}; this {result.kind} result has: "
+                         + ", ".join(available))
+    if color == "displacement":
+        return np.linalg.norm(layout.positions(u) - layout.coordinates, axis=1)
+    if color == "velocity":
+        return np.linalg.norm(np.asarray(result.v[k])[layout.translations()], axis=1)
+    return [np.asarray(store[color][k], dtype=float) if color in store else np.full(g.n_elements, np.nan)
+            for store, g in zip(result.elements, layout.groups)]
+
+
+def _colour_scale(samples: Sequence[np.ndarray | list[np.ndarray]], name: str
+                  ) -> tuple[tuple[float, float], str]:
+    """Colour range and map for the values of all frames: a symmetric diverging map for element
+    outputs of both signs (tension and compression), else viridis over the finite range."""
+    flat = [np.ravel(np.concatenate(v) if isinstance(v, list) else v) for v in samples]
+    finite = np.concatenate(flat)[np.isfinite(np.concatenate(flat))] if flat else np.zeros(0)
+    lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+    if lo < 0.0 < hi and name not in ("displacement", "velocity"):
+        m = max(-lo, hi)
+        return (-m, m), "coolwarm"
+    if hi - lo <= 1e-12 * max(abs(lo), abs(hi)):   # constant values: a range around them
+        pad = 0.05 * abs(lo) if lo != 0.0 else 1.0
+        lo, hi = lo - pad, hi + pad
+    return (lo, hi), "viridis"
+
+
+def _label(result: Result, color: str) -> str:
+    return f"{color} ({quantities(result)[color]})"
+
+
+# ------------------------------------------------------------------------- meshes
+def structure_mesh(layout: ModelLayout, u: np.ndarray, values: np.ndarray | list[np.ndarray] | None = None,
+                   n_sub: int = 8) -> "pyvista.PolyData":
+    """pyvista PolyData of the structure at the DOF vector u (n_dof,), points in m (2D models in
+    the plane z = 0): beams as their section swept along the interpolated centreline with
+    ``n_sub`` sections per element, trusses as straight tubes, point masses as spheres.
+
+    ``values``: a list with one (n_el,) array per group (NaN allowed), stored as cell data
+    ``"values"`` (point masses NaN); or a (n_nodes,) array, stored as point data ``"values"``
+    interpolated linearly along each element.
+    """
+    pv = _pyvista()
+    surface = structure_surface(layout, np.asarray(u, dtype=float), n_sub)
+    mesh = pv.PolyData(surface.points, surface.faces)
+    if values is None:
+        return mesh
+    if isinstance(values, np.ndarray) and values.ndim == 1:
+        if len(values) != layout.n_nodes:
+            raise ValueError(f"nodal values have {len(values)} entries, the model has {layout.n_nodes} nodes")
+        mesh.point_data["values"] = surface.point_values(values)
+        return mesh
+    if len(values) != len(layout.groups) or any(np.shape(v) != (g.n_elements,)
+                                                for v, g in zip(values, layout.groups)):
+        raise ValueError("element values must be one (n_el,) array per group: expected shapes "
+                         f"{[(g.n_elements,) for g in layout.groups]}, got {[np.shape(v) for v in values]}")
+    mesh.cell_data["values"] = surface.cell_values(values)
+    return mesh
+
+
+def reference_lines(layout: ModelLayout, u: np.ndarray, n_sub: int = 8) -> "pyvista.PolyData":
+    """Centrelines of the structure at u (n_dof,) as a line mesh (one polyline per element), m."""
+    pv = _pyvista()
+    lines = [lift(c) for c in centrelines(layout, np.asarray(u, dtype=float), n_sub)]
+    points = np.concatenate([c.reshape(-1, 3) for c in lines]) if lines else np.zeros((0, 3))
+    cells, start = [], 0
+    for c in lines:                                 # one block per group, each vectorised
+        n_el, n_s = c.shape[:2]
+        idx = start + np.arange(n_el * n_s).reshape(n_el, n_s)
+        cells.append(np.hstack([np.full((n_el, 1), n_s), idx]).ravel())
+        start += n_el * n_s
+    return pv.PolyData(points, lines=np.concatenate(cells) if cells else np.zeros(0, np.int64))
+
+
+def _bounds(*meshes: "pyvista.PolyData") -> np.ndarray:
+    """(6,) box xmin, xmax, ymin, ymax, zmin, zmax around the points of all meshes, m."""
+    points = np.concatenate([np.asarray(m.points) for m in meshes if m.n_points])
+    return np.ravel(np.c_[points.min(0), points.max(0)])
+
+
+def _motion_bounds(layout: ModelLayout, states: Iterator[np.ndarray]) -> np.ndarray:
+    """(6,) box around the drawn structure in all the states (DOF vectors), m; one state's
+    surface in memory at a time."""
+    lo, hi = np.full(3, np.inf), np.full(3, -np.inf)
+    for u in states:
+        points = structure_surface(layout, u).points
+        lo, hi = np.minimum(lo, points.min(0)), np.maximum(hi, points.max(0))
+    return np.ravel(np.c_[lo, hi])
+
+
+# ------------------------------------------------------------------------- drawing
+def _plotter(window_size: Sequence[int], shape: tuple[int, int] = (1, 1)) -> "pyvista.Plotter":
+    pv = _pyvista()
+    plotter = pv.Plotter(off_screen=True, window_size=[int(window_size[0]), int(window_size[1])],
+                         shape=shape, border=False)
+    plotter.set_background(BACKGROUND)
+    return plotter
+
+
+def _draw(plotter: "pyvista.Plotter", mesh: "pyvista.PolyData", title: str, colour: Colour | None,
+          reference: "pyvista.PolyData | None", font_size: int) -> None:
+    """Add the structure (coloured by ``colour`` = (bar title, range, map), else one colour),
+    the reference wireframe and the title to the plotter's current renderer; named actors, so
+    drawing again replaces them."""
+    # flat box faces keep sharp edges, 12-sided tubes and spheres look round; some ambient
+    # light so faces turned away from the light kit (thin strips seen obliquely) are not black;
+    # no render per added actor, :func:`_snapshot` renders once
+    style = dict(smooth_shading=True, split_sharp_edges=True, name="structure", ambient=0.3, diffuse=0.75,
+                 specular=0.2, render=False)
+    if colour is None:
+        plotter.add_mesh(mesh, color=SURFACE_COLOR, **style)
+    else:
+        bar_title, clim, cmap = colour
+        plotter.add_mesh(mesh, scalars="values", clim=clim, cmap=cmap, nan_color=NAN_COLOR,
+                         scalar_bar_args=dict(title=bar_title, color="black", fmt="%.3g", n_labels=5,
+                                              vertical=True, position_x=0.86, position_y=0.15,
+                                              width=0.06, height=0.7, title_font_size=font_size,
+                                              label_font_size=font_size - 2, unconstrained_font_size=True),
+                         **style)
+        # keep the bar's title clear of its top label
+        plotter.scalar_bars[bar_title].SetVerticalTitleSeparation(font_size)
+    if reference is not None:
+        plotter.add_mesh(reference, color=REFERENCE_COLOR, line_width=1.5, name="reference", render=False)
+    plotter.add_text(title, position="upper_edge", font_size=font_size, color="black", name="title",
+                     render=False)
+
+
+def _frame(plotter: "pyvista.Plotter", bounds: np.ndarray, aspect: float, dim: int,
+           camera: str | Sequence | None, bar: bool) -> None:
+    """Parallel-projection camera of the current renderer framing the box ``bounds`` (6,):
+    ``camera`` a view name of :data:`VIEWS` (default "iso" in 3D, "xy" in 2D) or a pyvista
+    camera position (position, focal point, view up) of which the direction is used. ``aspect``
+    is the renderer's width / height; room is kept for the title and a colour bar (on the right)."""
+    if camera is None:
+        camera = "xy" if dim == 2 else "iso"
+    if isinstance(camera, str):
+        if camera not in VIEWS:
+            raise ValueError(f"unknown camera {camera!r}; use one of {', '.join(VIEWS)} or "
+                             "a (position, focal point, view up) triple")
+        direction, up = (np.array(v, dtype=float) for v in VIEWS[camera])
+    else:
+        position, focal, up = (np.asarray(v, dtype=float) for v in camera)
+        direction = position - focal
+    d = direction / np.linalg.norm(direction)
+    up = up - (up @ d) * d
+    up /= np.linalg.norm(up)
+    right = np.cross(up, d)
+    lo, hi = np.asarray(bounds[0::2], dtype=float), np.asarray(bounds[1::2], dtype=float)
+    centre = 0.5 * (lo + hi)
+    corners = np.stack(np.meshgrid(*zip(lo, hi), indexing="ij"), -1).reshape(-1, 3) - centre
+    half_up, half_right = np.abs(corners @ up).max(), np.abs(corners @ right).max()
+    # the free band of the viewport (fractions of its width and height from the lower left)
+    left, right_edge, bottom, top = 0.04, (0.80 if bar else 0.96), 0.05, 0.88
+    diag = float(np.linalg.norm(hi - lo))
+    scale = max(half_up / (top - bottom), half_right / ((right_edge - left) * aspect), 1e-6 * max(diag, 1.0))
+    # the drawing sits in the middle of the free band, not of the whole viewport
+    focal = centre - (bottom + top - 1.0) * scale * up - (left + right_edge - 1.0) * scale * aspect * right
+    cam = plotter.camera
+    cam.focal_point = focal
+    cam.position = focal + d * max(2.0 * diag, 1.0)
+    cam.up = up
+    cam.parallel_projection = True
+    cam.parallel_scale = scale
+    plotter.renderer.ResetCameraClippingRange(*bounds)
+
+
+def _picture(plotter: "pyvista.Plotter", result: Result, u: np.ndarray, title: str,
+             colour_values: np.ndarray | list[np.ndarray] | None, colour: Colour | None,
+             reference: "pyvista.PolyData | None", bounds: np.ndarray | None, camera: str | Sequence | None,
+             aspect: float, font_size: int) -> None:
+    """Draw one state into the current renderer and frame it (``bounds`` None: the drawing's own)."""
+    layout = _layout(result)
+    mesh = structure_mesh(layout, u, colour_values)
+    _draw(plotter, mesh, title, colour, reference, font_size)
+    if bounds is None:
+        bounds = _bounds(mesh, *(() if reference is None else (reference,)))
+    _frame(plotter, bounds, aspect, layout.dim, camera, colour is not None)
+
+
+def _snapshot(plotter: "pyvista.Plotter") -> np.ndarray:
+    """The plotter's picture (height, width, 3) uint8, rendered once now."""
+    plotter.render()                # no-op before the first screenshot, which renders itself
+    return np.array(plotter.screenshot(return_img=True))
+
+
+def _save_image(image: np.ndarray, out: Path) -> None:
+    from PIL import Image
+
+    Image.fromarray(image).save(out)
+
+
+def render(result: Result, out: str | Path | None = None, step: int = -1, color: str | None = None,
+           window_size: Sequence[int] = (1200, 800), scale: float | None = None,
+           show_reference: bool = False, title: str | None = None, camera: str | Sequence | None = None,
+           plotter_bounds: Sequence[float] | None = None, clim: Sequence[float] | None = None) -> np.ndarray:
+    """Picture of the structure at one step, rendered off-screen; returns the image
+    (height, width, 3) uint8 and writes it to ``out`` (.png, .jpg) if given.
+
+    ``color``: None (one colour) or a quantity of :func:`quantities` (an element output such as
+    ``"N"``, ``"My1"``, ``"axial_strain"``; ``"displacement"`` in m; ``"velocity"`` in m/s),
+    with a colour bar titled with its name and unit; ``clim`` fixes the colour range.
+    ``window_size`` is (width, height) in pixels. For modes, ``step`` is the mode index and
+    ``scale`` the largest drawn mode translation in m (default 10 % of the model size).
+    ``show_reference`` adds the undeformed centrelines (modes: the reference state) as a thin
+    grey wireframe. ``title`` defaults to :func:`default_title`. ``camera``: "iso" (3D
+    default), "xy" (2D default), "xz", "yz" or a pyvista camera position; the picture frames
+    ``plotter_bounds`` (xmin, xmax, ymin, ymax, zmin, zmax in m) if given, else the drawing.
+    """
+    layout = _layout(result)
+    k = _step(result, step)
+    if out is not None:
+        out = _check_suffix(out, IMAGE_SUFFIXES)
+    u = _state(result, k, scale)
+    values = colour = None
+    if color is not None:
+        values = _colour_values(result, k, u, color)
+        limits, cmap = _colour_scale([values], color)
+        colour = (_label(result, color), limits if clim is None else tuple(clim), cmap)
+    reference = reference_lines(layout, _reference_state(result)) if show_reference else None
+    plotter = _plotter(window_size)
+    try:
+        _picture(plotter, result, u, default_title(result, k) if title is None else title, values, colour,
+                 reference, None if plotter_bounds is None else np.asarray(plotter_bounds, dtype=float),
+                 camera, window_size[0] / window_size[1], 14)
+        image = _snapshot(plotter)
+    finally:
+        plotter.close()
+    if out is not None:
+        _save_image(image, out)
+    return image
+
+
+def render_sequence(result: Result, out: str | Path | None = None, steps: Sequence[int] | None = None,
+                    color: str | None = None, window_size: Sequence[int] = (1200, 800),
+                    title: str | None = None, camera: str | Sequence | None = None) -> np.ndarray:
+    """Several steps in one picture (a stroboscopic view of a motion or a load path, as in the
+    figures of the classic papers); returns the image (height, width, 3) uint8 and writes it to
+    ``out`` if given.
+
+    ``steps`` default: about ten steps evenly over the result. ``color`` as in :func:`render`,
+    with one colour range over all drawn steps.
+    """
+    pv = _pyvista()
+    layout = _layout(result)
+    if out is not None:
+        out = _check_suffix(out, IMAGE_SUFFIXES)
+    if steps is None:
+        steps = frame_steps(result.n_steps, 1, 10)
+    ks = [_step(result, int(k)) for k in steps]
+    if not ks:
+        raise ValueError("render_sequence: no steps to draw")
+    states = [_state(result, k, None) for k in ks]
+    values = [_colour_values(result, k, u, color) for k, u in zip(ks, states)] if color is not None \
+        else [None] * len(ks)
+    mesh = pv.merge([structure_mesh(layout, u, v) for u, v in zip(states, values)])
+    colour = None
+    if color is not None:
+        limits, cmap = _colour_scale(values, color)
+        colour = (_label(result, color), limits, cmap)
+    if title is None:
+        first, last = default_title(result, ks[0]), default_title(result, ks[-1])
+        title = f"{first} to {last.split('= ')[-1] if result.kind == 'dynamic' else last} ({len(ks)} steps)"
+    plotter = _plotter(window_size)
+    try:
+        _draw(plotter, mesh, title, colour, None, 14)
+        _frame(plotter, _bounds(mesh), window_size[0] / window_size[1], layout.dim, camera, colour is not None)
+        image = _snapshot(plotter)
+    finally:
+        plotter.close()
+    if out is not None:
+        _save_image(image, out)
+    return image
+
+
+# ---------------------------------------------------------------------- animation
+def frame_steps(n_steps: int, every: int = 1, max_frames: int = 200) -> np.ndarray:
+    """Steps drawn by :func:`animate`: every ``every``-th step from 0, thinned evenly to at most
+    ``max_frames`` (keeping the first and the last of them)."""
+    if every < 1 or max_frames < 1:
+        raise ValueError(f"every and max_frames must be at least 1, got {every} and {max_frames}")
+    steps = np.arange(0, n_steps, every)
+    if len(steps) > max_frames:
+        steps = steps[np.unique(np.round(np.linspace(0, len(steps) - 1, max_frames)).astype(int))]
+    return steps
+
+
+def animate(result: Result, out: str | Path, every: int = 1, fps: float = 15, color: str | None = None,
+            window_size: Sequence[int] = (800, 600), max_frames: int = 200, mode: int = 0,
+            scale: float | None = None, camera: str | Sequence | None = None) -> Path:
+    """Animation of a result written to ``out``: ``.gif`` (pillow) or ``.mp4`` (needs imageio
+    and imageio-ffmpeg); returns the path.
+
+    Frames are the steps of :func:`frame_steps` (``every``, ``max_frames``); for modes, mode
+    ``mode`` oscillating as ``scale * sin`` over one period of at most ``max_frames`` frames
+    (``scale`` as in :func:`render`). The camera frames the motion of all frames and the colour
+    range (``color`` as in :func:`render`) covers them all, so the picture does not jump.
+    A GIF stores consecutive identical frames once, with their durations added.
+    """
+    out = _check_suffix(out, MOVIE_SUFFIXES)
+    if out.suffix.lower() == ".mp4":
+        _require_mp4_writer()
+    layout = _layout(result)
+    if result.kind == "modes":
+        k = _step(result, mode)
+        n = max(2, min(max_frames, int(round(2 * fps))))        # one period of about 2 s
+        amplitude = _mode_scale(result, scale) * np.sin(2.0 * np.pi * np.arange(n) / n)
+        frames = [(k, result.shape_state(k, a)) for a in amplitude]
+    else:
+        frames = [(k, np.asarray(result.u[k], dtype=float)) for k in frame_steps(result.n_steps, every, max_frames)]
+    values = [_colour_values(result, k, u, color) for k, u in frames] if color is not None else [None] * len(frames)
+    # first pass: the box of the whole motion and the colour range of all frames
+    bounds = _motion_bounds(layout, (u for _, u in frames))
+    colour = None
+    if color is not None:
+        limits, cmap = _colour_scale(values, color)
+        colour = (_label(result, color), limits, cmap)
+    plotter = _plotter(window_size)
+    aspect = window_size[0] / window_size[1]
+
+    def images() -> Iterator[np.ndarray]:
+        for (k, u), v in zip(frames, values):
+            _picture(plotter, result, u, default_title(result, k), v, colour, None, bounds, camera, aspect, 12)
+            yield _snapshot(plotter)
+
+    try:
+        if out.suffix.lower() == ".gif":
+            _write_gif(images(), out, fps)
+        else:
+            _write_mp4(images(), out, fps)
+    finally:
+        plotter.close()
+    return out
+
+
+def _write_gif(images: Iterator[np.ndarray], out: Path, fps: float) -> None:
+    """GIF with pillow, frames converted as they are rendered, each to its own 256-colour
+    palette (fast octree: a few ms a frame, against about 30 for pillow's default median cut)."""
+    from PIL import Image
+
+    frames = (Image.fromarray(image).quantize(256, method=Image.Quantize.FASTOCTREE) for image in images)
+    first = next(frames)
+    first.save(out, save_all=True, append_images=frames, duration=int(round(1000.0 / fps)), loop=0)
+
+
+def _require_mp4_writer() -> None:
+    missing = [name for name in ("imageio", "imageio_ffmpeg") if importlib.util.find_spec(name) is None]
+    if missing:
+        raise ImportError("writing MP4 needs imageio and imageio-ffmpeg (missing: "
+                          f"{', '.join(missing)}): pip install imageio imageio-ffmpeg")
+
+
+def _write_mp4(images: Iterator[np.ndarray], out: Path, fps: float) -> None:
+    import imageio.v2 as imageio
+
+    # H.264 in yuv420p needs even sizes: odd ones get a copy of their last row or column
+    with imageio.get_writer(out, fps=fps, codec="libx264", macro_block_size=2) as writer:
+        for image in images:
+            writer.append_data(np.pad(image, ((0, image.shape[0] % 2), (0, image.shape[1] % 2), (0, 0)), mode="edge"))
+
+
+# -------------------------------------------------------------------------- modes
+def render_modes(modes: Any, out: str | Path, n: int = 4, scale: float | None = None,
+                 window_size: Sequence[int] = (1400, 900)) -> np.ndarray:
+    """Grid of the first ``n`` mode shapes, one subplot each titled with its mode value, with the
+    reference state as grey wireframe; writes ``out`` (.png, .jpg) and returns the image
+    (height, width, 3) uint8.
+
+    ``modes``: a result of kind "modes" (:class:`~flexmb.results.ModeShapes`) or an object with
+    a ``mode_shapes()`` method such as :class:`~flexmb.analysis.buckling.BucklingResult`.
+    ``scale`` as in :func:`render`.
+    """
+    if hasattr(modes, "mode_shapes"):
+        modes = modes.mode_shapes()
+    if getattr(modes, "kind", None) != "modes":
+        raise ValueError(f"render_modes needs mode shapes (a result of kind 'modes'), got "
+                         f"{getattr(modes, 'kind', type(modes).__name__)!r}")
+    out = _check_suffix(out, IMAGE_SUFFIXES)
+    layout = _layout(modes)
+    n = min(int(n), modes.n_steps)
+    if n < 1:
+        raise ValueError(f"nothing to draw: n = {n} and the result has {modes.n_steps} modes")
+    cols = int(np.ceil(np.sqrt(n)))
+    rows = int(np.ceil(n / cols))
+    reference = reference_lines(layout, _reference_state(modes))
+    plotter = _plotter(window_size, shape=(rows, cols))
+    aspect = (window_size[0] / cols) / (window_size[1] / rows)
+    try:
+        for k in range(n):
+            plotter.subplot(k // cols, k % cols)
+            _picture(plotter, modes, _state(modes, k, scale), default_title(modes, k), None, None,
+                     reference, None, None, aspect, 12)
+        image = _snapshot(plotter)
+    finally:
+        plotter.close()
+    _save_image(image, out)
+    return image
