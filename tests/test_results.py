@@ -195,3 +195,22 @@ def test_import_flexmb_stays_light():
                          env=dict(os.environ, PYTHONPATH=str(REPO)))
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "", f"import flexmb imported {out.stdout.strip()}"
+
+
+def test_progress_bar_shows_time_step_and_newton_iterations(capsys, monkeypatch):
+    asm = pendulum_chain(2)
+    fm.integrate(asm, 0.01, 0.05, progress=True)
+    err = capsys.readouterr().err
+    assert "mid-point dt=0.01" in err and "newton=" in err and "dt=0.01" in err, err
+    assert "0.05/0.05 s" in err, f"the bar does not end at t_end: {err!r}"
+    fm.integrate(asm, 0.01, 0.05)                    # stderr is not a terminal under pytest: quiet
+    assert capsys.readouterr().err == ""
+    monkeypatch.setenv("FLEXMB_PROGRESS", "1")
+    m = fm.Model(dim=2)
+    n = m.add_nodes([[0.0, 0.0], [1.0, 0.0]])
+    m.add_beam2d([n], EA=1e6, EI=1e3)
+    m.fix(n[0])
+    m.add_load(n[1], "uy", -10.0)
+    fm.load_control(m, 2)
+    err = capsys.readouterr().err
+    assert "load control" in err and "1/1" in err and "newton=" in err, err
