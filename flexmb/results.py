@@ -25,9 +25,10 @@ Quantity names used by :meth:`Result.series`, the ``flexmb plot`` command and pl
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterator
 
 import numpy as np
 
@@ -258,6 +259,23 @@ class Result:
         if self._file is not None:
             self._file.close(self.cutbacks, status)
             self._file = None
+
+    @contextmanager
+    def recording(self, path: str | Path | None) -> Iterator["Result"]:
+        """Context of a run writing to ``path`` (nothing if None): the file receives every step
+        recorded inside and is completed with status "finished", or "failed" when the run
+        raises, after an "error" event naming the exception (unless the run logged its own)."""
+        if path is not None:
+            self.attach_file(path)
+        try:
+            yield self
+        except BaseException as exc:
+            if not self.events or self.events[-1].kind != "error":
+                at = float(self.parameter[-1]) if self.n_steps else float("nan")
+                self.log_event(at, "error", f"run stopped by {type(exc).__name__}: {exc}")
+            self.close_file("failed")
+            raise
+        self.close_file()
 
     def save(self, path: str | Path) -> Path:
         """Write the whole result to one HDF5 file (see :mod:`flexmb.io.result_file`)."""

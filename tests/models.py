@@ -20,3 +20,29 @@ def truss_bays(n_bays: int = 4, EA: float = 1e5, rho_A: float = 0.0):
             + [[bottom[i], top[i + 1]] for i in range(n_bays)])
     m.add_truss(np.array(bars), EA=EA, rho_A=rho_A)
     return m, bottom, top
+
+
+def spinning_bar() -> tuple[fm.Assembly, np.ndarray]:
+    """A free 3D bar of 4 Beam3D elements (group "bar") and its rigid initial velocity (n_dof,):
+    spin W = (4, 0, 6) rad/s about its centre, so it twists and tumbles."""
+    m = fm.Model(dim=3)
+    n = m.add_nodes(np.c_[np.linspace(0, 1, 5), np.zeros(5), np.zeros(5)])
+    m.add_beam3d(np.c_[n[:-1], n[1:]], EA=8.4e7, GJ=1e3, EI_y=140.0, EI_z=2240.0, rho_A=3.14,
+                 rho_I=(1e-4, 5e-5, 5e-5), name="bar")
+    asm = fm.Assembly(m)
+    v0 = np.zeros(asm.n_dof)
+    w, X = np.array([4.0, 0.0, 6.0]), m.coordinates
+    v0[asm.dofs.translations()] = np.cross(w, X - X.mean(0))
+    v0[asm.rotation_dofs] = w
+    return asm, v0
+
+
+def kicked_pendulum() -> fm.Assembly:
+    """Stiff pendulum at rest; from t = 0.25 s a 2 kN sideways force hits the tip."""
+    m = fm.Model(dim=2)
+    pivot, tip = m.add_node([0.0, 0.0]), m.add_node([0.0, -3.0443])
+    m.add_truss([pivot, tip], EA=1e10)
+    m.add_point_mass(tip, 10.0)
+    m.fix(pivot)
+    m.add_load(tip, "ux", lambda t: 0.0 if t < 0.25 else 2000.0)
+    return fm.Assembly(m)

@@ -24,6 +24,7 @@ import pytest
 
 import flexmb as fm
 from flexmb.integrators import NewtonSettings
+from models import kicked_pendulum
 
 TIGHT = NewtonSettings(residual_tol=1e-12)
 
@@ -253,17 +254,6 @@ def test_cutback_rescues_steps_that_fail_newton():
     assert np.allclose(t, 0.1 * np.arange(11), rtol=0, atol=1e-14), f"output times {t} are not k dt"
     err = h.energy_error().max()
     assert err < 1e-9, f"energy error {err:.3e} after {h.cutbacks} cut-backs"
-
-
-def kicked_pendulum() -> fm.Assembly:
-    """Stiff pendulum at rest; from t = 0.25 s a 2 kN sideways force hits the tip."""
-    m = fm.Model(dim=2)
-    pivot, tip = m.add_node([0.0, 0.0]), m.add_node([0.0, -3.0443])
-    m.add_truss([pivot, tip], EA=1e10)
-    m.add_point_mass(tip, 10.0)
-    m.fix(pivot)
-    m.add_load(tip, "ux", lambda t: 0.0 if t < 0.25 else 2000.0)
-    return fm.Assembly(m)
 
 
 def test_exhausted_cutback_raises_with_partial_history_and_file(tmp_path):

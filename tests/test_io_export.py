@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import flexmb as fm
+from models import spinning_bar
 from flexmb.io.export import step_mesh_data, write_vtu_series, write_xdmf
 from flexmb.results import ModelLayout, StaticPath
 
@@ -18,17 +19,7 @@ from flexmb.results import ModelLayout, StaticPath
 @pytest.fixture(scope="module")
 def spinning_beam() -> fm.TimeHistory:
     """A free 3D beam spinning about a skew axis, 21 steps."""
-    m = fm.Model(dim=3)
-    n = m.add_nodes(np.c_[np.linspace(0, 1, 5), np.zeros(5), np.zeros(5)])
-    m.add_beam3d(np.c_[n[:-1], n[1:]], EA=8.4e7, GJ=1e3, EI_y=140., EI_z=2240., rho_A=3.14,
-                 rho_I=(1e-4, 5e-5, 5e-5), name="bar")
-    asm = fm.Assembly(m)
-    v0 = np.zeros(asm.n_dof)
-    w = np.array([4., 0, 6.])
-    X = m.coordinates
-    for i in range(5):
-        v0[asm.dofs.translations()[i]] = np.cross(w, X[i] - X.mean(0))
-        v0[[asm.dofs.index(i, d) for d in ("rx", "ry", "rz")]] = w
+    asm, v0 = spinning_bar()
     return fm.integrate(asm, 0.005, 0.1, v0=v0)
 
 

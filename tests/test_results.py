@@ -12,6 +12,7 @@ import pytest
 
 import flexmb as fm
 from flexmb.integrators import NewtonSettings
+from models import kicked_pendulum, spinning_bar
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -26,22 +27,6 @@ def pendulum_chain(n_links: int = 3) -> fm.Assembly:
     m.fix(nodes[0])
     m.set_gravity([0.0, -9.81])
     return fm.Assembly(m)
-
-
-def spinning_bar() -> tuple[fm.Assembly, np.ndarray]:
-    """A free 3D beam spinning about two axes (the flying-beam test case in miniature)."""
-    m = fm.Model(dim=3)
-    n = m.add_nodes(np.c_[np.linspace(0, 1, 5), np.zeros(5), np.zeros(5)])
-    m.add_beam3d(np.c_[n[:-1], n[1:]], EA=8.4e7, GJ=1e3, EI_y=140.0, EI_z=2240.0, rho_A=3.14,
-                 rho_I=(1e-4, 5e-5, 5e-5), name="bar")
-    asm = fm.Assembly(m)
-    v0 = np.zeros(asm.n_dof)
-    w = np.array([4.0, 0.0, 6.0])
-    X = m.coordinates
-    for i in range(5):
-        v0[asm.dofs.translations()[i]] = np.cross(w, X[i] - X.mean(0))
-        v0[[asm.dofs.index(i, d) for d in ("rx", "ry", "rz")]] = w
-    return asm, v0
 
 
 def test_dynamic_result_round_trips_through_the_file(tmp_path):
@@ -153,13 +138,7 @@ def test_a_killed_run_leaves_a_readable_file(tmp_path):
 
 
 def test_cutbacks_are_in_the_run_log_and_the_file(tmp_path):
-    m = fm.Model(dim=2)
-    pivot, tip = m.add_node([0.0, 0.0]), m.add_node([0.0, -3.0443])
-    m.add_truss([pivot, tip], EA=1e10)
-    m.add_point_mass(tip, 10.0)
-    m.fix(pivot)
-    m.add_load(tip, "ux", lambda t: 0.0 if t < 0.25 else 2000.0)
-    h = fm.integrate(m, 0.1, 0.5, newton=NewtonSettings(max_iterations=3), save_to=tmp_path / "cut.h5")
+    h = fm.integrate(kicked_pendulum(), 0.1, 0.5, newton=NewtonSettings(max_iterations=3), save_to=tmp_path / "cut.h5")
     assert h.cutbacks > 0
     assert sum(e.kind == "cutback" for e in h.events) == h.cutbacks
     r = fm.load_result(tmp_path / "cut.h5")

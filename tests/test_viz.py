@@ -20,7 +20,7 @@ from flexmb.results import ModelLayout
 from flexmb.rotations import exp_map, log_map
 from flexmb.viz import scene
 from flexmb.viz.geometry import centrelines, point_mass_radii
-from models import truss_bays
+from models import spinning_bar, truss_bays
 
 SMALL = (600, 400)             # window size (width, height) of the test pictures, pixels
 
@@ -28,16 +28,7 @@ SMALL = (600, 400)             # window size (width, height) of the test picture
 @pytest.fixture(scope="module")
 def spinning_beam() -> fm.TimeHistory:
     """A free 3D bar of 4 Beam3D elements spinning about two axes, 21 steps over 0.1 s."""
-    m = fm.Model(dim=3)
-    n = m.add_nodes(np.c_[np.linspace(0, 1, 5), np.zeros(5), np.zeros(5)])
-    m.add_beam3d(np.c_[n[:-1], n[1:]], EA=8.4e7, GJ=1e3, EI_y=140., EI_z=2240., rho_A=3.14,
-                 rho_I=(1e-4, 5e-5, 5e-5), name="bar")
-    asm = fm.Assembly(m)
-    v0 = np.zeros(asm.n_dof)
-    w, X = np.array([4.0, 0.0, 6.0]), m.coordinates
-    for i in range(5):
-        v0[asm.dofs.translations()[i]] = np.cross(w, X[i] - X.mean(0))
-        v0[[asm.dofs.index(i, d) for d in ("rx", "ry", "rz")]] = w
+    asm, v0 = spinning_bar()
     return fm.integrate(asm, 0.005, 0.1, v0=v0)
 
 

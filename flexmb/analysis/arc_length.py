@@ -42,6 +42,7 @@ ch. 9 (sec. 9.3: cylindrical and spherical arc length, choice of root).
 from __future__ import annotations
 
 import logging
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -135,12 +136,9 @@ def arc_length(model: Model | Assembly, increment: float, n_steps: int = 100,
     corrector = _Corrector(asm, f_ref[free], s_dof[free] ** 2, psi, newton or NewtonSettings())
     state = _State(u, float(lam0), *asm.force_and_tangent(u))
     path = StaticPath(ModelLayout.from_assembly(asm), "arc length")
-    if save_to is not None:
-        path.attach_file(save_to)
     previous: tuple[np.ndarray, float] | None = None
     dl = float(increment)
-    bar = Progress(n_steps, "arc length", "steps", progress)
-    try:
+    with path.recording(save_to), closing(Progress(n_steps, "arc length", "steps", progress)) as bar:
         while len(path.u) < n_steps:
             state, du, dlam, log, dl = _step_with_cutbacks(corrector, state, dl, previous, max_cutbacks, path)
             reaction = state.q - state.lam * f_ref
@@ -157,12 +155,6 @@ def arc_length(model: Model | Assembly, increment: float, n_steps: int = 100,
             if max_displacement is not None and \
                     np.linalg.norm(state.u[asm.dofs.translations()], axis=1).max() > max_displacement:
                 break
-    except BaseException:
-        path.close_file("failed")
-        raise
-    finally:
-        bar.close()
-    path.close_file()
     return path
 
 

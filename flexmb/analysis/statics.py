@@ -8,6 +8,7 @@ their load stiffness; spatial rotations are updated by composition (:meth:`Assem
 """
 from __future__ import annotations
 
+from contextlib import closing
 from pathlib import Path
 from typing import Sequence
 
@@ -46,11 +47,8 @@ def load_control(model: Model | Assembly, load_factors: Sequence[float] | int = 
     settings = newton or NewtonSettings()
     u = np.zeros(asm.n_dof) if u0 is None else np.array(u0, dtype=float)
     path = StaticPath(ModelLayout.from_assembly(asm), "load control")
-    if save_to is not None:
-        path.attach_file(save_to)
-    bar = Progress(float(lams[-1]), "load control", "", progress)
     lam = 0.0
-    try:
+    with path.recording(save_to), closing(Progress(float(lams[-1]), "load control", "", progress)) as bar:
         for target in lams:
             try:
                 u, lam = _increment(asm, u, lam, float(target), settings, max_cutbacks, path)
@@ -58,15 +56,8 @@ def load_control(model: Model | Assembly, load_factors: Sequence[float] | int = 
                 message = (f"load control: no equilibrium found between load factors {lam:.6g} and "
                            f"{target:.6g} after {max_cutbacks} cut-backs: {exc}")
                 path.log_event(lam, "error", message)
-                path.close_file("failed")
                 raise StaticSolveError(message + f"\n{exc.log.format()}", path) from exc
             bar.update(lam, newton=path.newton_logs[-1].iterations, cutbacks=path.cutbacks)
-    except BaseException:
-        path.close_file("failed")
-        raise
-    finally:
-        bar.close()
-    path.close_file()
     return path
 
 

@@ -10,6 +10,7 @@ cannot be completed, the history computed so far is attached to the :class:`Time
 from __future__ import annotations
 
 import logging
+from contextlib import closing
 from pathlib import Path
 
 import numpy as np
@@ -87,36 +88,26 @@ def integrate(model: Model | Assembly, dt: float, t_end: float, scheme: str = "m
     stepper: Scheme = SCHEMES[scheme](asm)
     state = stepper.initial_state(t0, u0, v0)
     history = TimeHistory(scheme, dt, ModelLayout.from_assembly(asm))
-    if save_to is not None:
-        history.attach_file(save_to)
     settings = newton or NewtonSettings()
-    bar = Progress(t_end - t0, f"{scheme} dt={dt:g}", "s", progress)
-    try:
+    with history.recording(save_to), closing(Progress(t_end - t0, f"{scheme} dt={dt:g}", "s", progress)) as bar:
         history.record(asm, state, 0)
-        for k in range(1, n_steps + 1):
-            t_target = t0 + k * dt
-            cutbacks = history.cutbacks
-            state, its = _advance(stepper, state, t_target - state.t, settings, max_cutbacks, history,
-                                  keep_newton_logs)
-            state.t = t_target                               # no drift of the output times
-            if k % output_every == 0 or k == n_steps:
-                history.record(asm, state, its)
-            bar.update(state.t - t0, dt=f"{dt:.3g}", newton=its, cutbacks=history.cutbacks - cutbacks)
-    except NewtonFailure as exc:
-        message = (f"{scheme}: step to t = {state.t + dt:.6g} s failed after {max_cutbacks} "
-                   f"cut-backs: {exc}")
-        history.log_event(state.t, "error", message)
-        if save_to is not None:
-            message += f"\nresults up to t = {state.t:.6g} s are in {Path(save_to)}"
-        history.close_file("failed")
-        raise TimeIntegrationError(message + f"\n{exc.log.format()}", history) from exc
-    except BaseException as exc:                # a user's load function, Ctrl-C: keep the file readable
-        history.log_event(state.t, "error", f"run stopped by {type(exc).__name__}: {exc}")
-        history.close_file("failed")
-        raise
-    finally:
-        bar.close()
-    history.close_file()
+        try:
+            for k in range(1, n_steps + 1):
+                t_target = t0 + k * dt
+                cutbacks = history.cutbacks
+                state, its = _advance(stepper, state, t_target - state.t, settings, max_cutbacks, history,
+                                      keep_newton_logs)
+                state.t = t_target                               # no drift of the output times
+                if k % output_every == 0 or k == n_steps:
+                    history.record(asm, state, its)
+                bar.update(state.t - t0, dt=f"{dt:.3g}", newton=its, cutbacks=history.cutbacks - cutbacks)
+        except NewtonFailure as exc:
+            message = (f"{scheme}: step to t = {state.t + dt:.6g} s failed after {max_cutbacks} "
+                       f"cut-backs: {exc}")
+            history.log_event(state.t, "error", message)
+            if save_to is not None:
+                message += f"\nresults up to t = {state.t:.6g} s are in {Path(save_to)}"
+            raise TimeIntegrationError(message + f"\n{exc.log.format()}", history) from exc
     return history
 
 

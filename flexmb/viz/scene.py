@@ -22,7 +22,7 @@ import importlib.util
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -326,10 +326,21 @@ def _snapshot(plotter: "pyvista.Plotter") -> np.ndarray:
     return np.array(plotter.screenshot(return_img=True))
 
 
-def _save_image(image: np.ndarray, out: Path) -> None:
-    from PIL import Image
+def _photograph(window_size: Sequence[int], draw: Callable[["pyvista.Plotter"], None],
+                out: Path | None, shape: tuple[int, int] = (1, 1)) -> np.ndarray:
+    """Draw into a fresh off-screen plotter, take its picture (height, width, 3) uint8, close the
+    plotter, and save the picture to ``out`` if given."""
+    plotter = _plotter(window_size, shape)
+    try:
+        draw(plotter)
+        image = _snapshot(plotter)
+    finally:
+        plotter.close()
+    if out is not None:
+        from PIL import Image
 
-    Image.fromarray(image).save(out)
+        Image.fromarray(image).save(out)
+    return image
 
 
 def render(result: Result, out: str | Path | None = None, step: int = -1, color: str | None = None,
@@ -360,17 +371,10 @@ def render(result: Result, out: str | Path | None = None, step: int = -1, color:
         limits, cmap = _colour_scale([values], color)
         colour = (_label(result, color), limits if clim is None else tuple(clim), cmap)
     reference = reference_lines(layout, _reference_state(result)) if show_reference else None
-    plotter = _plotter(window_size)
-    try:
-        _picture(plotter, result, u, default_title(result, k) if title is None else title, values, colour,
-                 reference, None if plotter_bounds is None else np.asarray(plotter_bounds, dtype=float),
-                 camera, window_size[0] / window_size[1], 14)
-        image = _snapshot(plotter)
-    finally:
-        plotter.close()
-    if out is not None:
-        _save_image(image, out)
-    return image
+    bounds = None if plotter_bounds is None else np.asarray(plotter_bounds, dtype=float)
+    return _photograph(window_size, lambda plotter: _picture(
+        plotter, result, u, default_title(result, k) if title is None else title, values, colour, reference,
+        bounds, camera, window_size[0] / window_size[1], 14), out)
 
 
 def render_sequence(result: Result, out: str | Path | None = None, steps: Sequence[int] | None = None,
@@ -403,16 +407,12 @@ def render_sequence(result: Result, out: str | Path | None = None, steps: Sequen
     if title is None:
         first, last = default_title(result, ks[0]), default_title(result, ks[-1])
         title = f"{first} to {last.split('= ')[-1] if result.kind == 'dynamic' else last} ({len(ks)} steps)"
-    plotter = _plotter(window_size)
-    try:
+
+    def draw(plotter: "pyvista.Plotter") -> None:
         _draw(plotter, mesh, title, colour, None, 14)
         _frame(plotter, _bounds(mesh), window_size[0] / window_size[1], layout.dim, camera, colour is not None)
-        image = _snapshot(plotter)
-    finally:
-        plotter.close()
-    if out is not None:
-        _save_image(image, out)
-    return image
+
+    return _photograph(window_size, draw, out)
 
 
 # ---------------------------------------------------------------------- animation
@@ -525,15 +525,12 @@ def render_modes(modes: Any, out: str | Path, n: int = 4, scale: float | None = 
     cols = int(np.ceil(np.sqrt(n)))
     rows = int(np.ceil(n / cols))
     reference = reference_lines(layout, _reference_state(modes))
-    plotter = _plotter(window_size, shape=(rows, cols))
     aspect = (window_size[0] / cols) / (window_size[1] / rows)
-    try:
+
+    def draw(plotter: "pyvista.Plotter") -> None:
         for k in range(n):
             plotter.subplot(k // cols, k % cols)
             _picture(plotter, modes, _state(modes, k, scale), default_title(modes, k), None, None,
                      reference, None, None, aspect, 12)
-        image = _snapshot(plotter)
-    finally:
-        plotter.close()
-    _save_image(image, out)
-    return image
+
+    return _photograph(window_size, draw, out, shape=(rows, cols))
