@@ -208,10 +208,9 @@ def read_result(path: str | Path) -> Result:
         for name in result.SERIES:
             data = steps[name][:n] if name in steps else np.zeros((n, 0))
             setattr(result, name, [row.copy() if row.ndim else float(row) for row in data])
-        for gi, store in enumerate(result.elements):
-            for name in store:
-                key = f"elements/{gi}/{name}"
-                store[name] = list(steps[key][:n]) if key in steps else []
+        # element outputs as written: none for modes, or for steps recorded without them
+        result.elements = [{name: list(steps[f"elements/{gi}/{name}"][:n]) for name in store
+                            if f"elements/{gi}/{name}" in steps} for gi, store in enumerate(result.elements)]
         log = f["log"]
         result.events = [Event(float(a), _text(k), _text(m))
                          for a, k, m in zip(log["at"][()], log["kind"][()], log["message"][()])]
