@@ -11,10 +11,13 @@ from flexmb.dofs import DofMap
 from flexmb.elements import Beam2D, Beam3D, ElementGroup, Truss
 from flexmb.integrators import NewtonSettings, TimeHistory, TimeIntegrationError, integrate
 from flexmb.model import Model, ModelError
+from flexmb.multibody.initial import consistent_initial_state
+from flexmb.multibody.joints import Joint, RigidBody
 from flexmb.results import ModelLayout, ModeShapes, Result, load_result
 
 __version__ = "0.1.0"
 
 __all__ = ["Assembly", "Beam2D", "Beam3D", "BucklingResult", "DofMap", "ElementGroup", "Model", "ModelError",
            "ModeShapes", "ModelLayout", "NewtonSettings", "Result", "StaticPath", "TimeHistory", "TimeIntegrationError", "Truss", "arc_length",
-           "integrate", "linear_buckling", "load_control", "load_result"]
+           "integrate", "linear_buckling", "load_control", "load_result", "consistent_initial_state", "Joint",
+           "RigidBody"]

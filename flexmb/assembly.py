@@ -18,7 +18,19 @@ import scipy.sparse as sp
 
 from flexmb.dofs import DofMap
 from flexmb.model import ROTATION_NAMES, Model, ModelError
+from flexmb.multibody.constraints import ConstraintSystem
 from flexmb.rotations import cayley, cayley_from_matrix, compose, exp_map, log_map, skew
+
+
+def _node_blocks(first: np.ndarray, per_node: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Global (row, column) index pairs of every node's own DOF block, flattened."""
+    rows, cols = [], []
+    for k in np.unique(per_node):                   # a few distinct block sizes
+        nodes = np.flatnonzero(per_node == k)
+        idx = first[nodes][:, None] + np.arange(k)[None, :]                  # (n, k)
+        rows.append(np.repeat(idx, k, axis=1).ravel())
+        cols.append(np.tile(idx, (1, k)).ravel())
+    return np.concatenate(rows or [np.zeros(0, np.int64)]), np.concatenate(cols or [np.zeros(0, np.int64)])
 
 
 class Assembly:
@@ -39,6 +51,8 @@ class Assembly:
         self._load_slots = [(self.dofs.index(ld.node, ld.dof), ld) for ld in model.loads]
         self._gravity_field = np.zeros(self.n_dof)
         self._gravity_field[self.dofs.translations()] = model.gravity[None, :]
+        #: the joints' constraint equations, None without joints
+        self.constraints = ConstraintSystem(model.joints, self.dofs) if model.joints else None
 
     # ----------------------------------------------------------------- pattern
     def _build_pattern(self) -> None:
@@ -53,12 +67,19 @@ class Assembly:
             keys.append(cols[valid] * nf + rows[valid])
             sources.append(np.flatnonzero(valid))
         diag = np.arange(nf, dtype=np.int64)
-        all_keys = np.concatenate(keys + [diag * nf + diag])
+        # every node's own block (rigid bodies' rotary inertia couples a node's rotations
+        # without any element at the node)
+        per_node = np.diff(np.append(self.dofs.first, self.dofs.n_dof))
+        r, c = _node_blocks(self.dofs.first, per_node)
+        fr, fc = fpos[r], fpos[c]
+        ok = (fr >= 0) & (fc >= 0)
+        all_keys = np.concatenate(keys + [diag * nf + diag, fc[ok] * nf + fr[ok]])
         unique, inverse = np.unique(all_keys, return_inverse=True)
         splits = np.cumsum([k.size for k in keys])
         self._entry_positions = np.split(inverse, splits)[:-1]             # data index per valid entry
         self._entry_sources = sources                                      # flat index into (n_el, ne, ne)
-        self._diag_positions = inverse[splits[-1]:] if len(splits) else inverse
+        first_diag = splits[-1] if len(splits) else 0
+        self._diag_positions = inverse[first_diag:first_diag + nf]
         self.nnz = unique.size
         self._keys = unique
         self._indices = (unique % nf).astype(np.int32)
@@ -176,16 +197,20 @@ class Assembly:
         for g, X in zip(self.groups, self._X):
             if hasattr(g, "rotary_inertia"):
                 np.add.at(self.rotary_inertia, self._rotation_row[g.connectivity], g.rotary_inertia(X))
-        for node, mass, inertia in self.model.point_masses:
+        masses = [(node, mass, inertia * (np.eye(3) if self.model.dim == 3 else 1.0))
+                  for node, mass, inertia in self.model.point_masses]
+        masses += [(b.node, b.mass, b.inertia) for b in self.model.bodies]
+        for node, mass, inertia in masses:
             point[self.dofs.translations()[node]] += mass
             if self.dofs.has_rotations[node]:
                 if self.model.dim == 2:
                     point[self.dofs.first[node] + 2] += inertia
                 else:
-                    self.rotary_inertia[self._rotation_row[node]] += inertia * np.eye(3)
+                    self.rotary_inertia[self._rotation_row[node]] += inertia
         nd = self.n_dof
-        self.mass = (sp.coo_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
-                                   shape=(nd, nd)) + sp.diags(point)).tocsr()
+        empty = [np.zeros(0, dtype=np.int64)]                              # a model of bodies only
+        self.mass = (sp.coo_matrix((np.concatenate(vals + empty), (np.concatenate(rows + empty),
+                                    np.concatenate(cols + empty))), shape=(nd, nd)) + sp.diags(point)).tocsr()
         self.mass_data = self.matrix_data(element_masses)
         self.mass_data[self._diag_positions] += point[self.dofs.free]
 

@@ -36,6 +36,8 @@ class DofMap:
                 has_rot[g.connectivity.ravel()] = True
         for node, _, _ in model.point_masses:
             used[node] = True
+        for body in model.bodies:
+            used[body.node] = has_rot[body.node] = True
         unused = np.flatnonzero(~used)
         if unused.size:
             raise ModelError(f"node {int(unused[0])} is not connected to any element or point mass "

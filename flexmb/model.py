@@ -26,6 +26,7 @@ from flexmb.elements.base import ElementGroup
 from flexmb.elements.beam2d import Beam2D
 from flexmb.elements.beam3d import Beam3D
 from flexmb.elements.truss import Truss
+from flexmb.multibody.joints import JOINT_KINDS, Drive, Joint, RigidBody, joint_frame
 
 Value = Union[float, Callable[[float], float]]
 Vector = Union[Sequence[float], Callable[[float], Sequence[float]]]
@@ -85,6 +86,8 @@ class Model:
     loads: list[NodalValue] = field(default_factory=list, init=False)
     vector_loads: list[NodalVectorLoad] = field(default_factory=list, init=False)
     point_masses: list[tuple[int, float, float]] = field(default_factory=list, init=False)
+    bodies: list[RigidBody] = field(default_factory=list, init=False)
+    joints: list[Joint] = field(default_factory=list, init=False)
     gravity: np.ndarray = field(init=False)
 
     def __post_init__(self) -> None:
@@ -231,6 +234,75 @@ class Model:
         if not callable(value) and np.shape(value) != (3,):
             raise ModelError(f"{kind} load at node {node}: need 3 components, got {np.shape(value)}")
         self.vector_loads.append(NodalVectorLoad(node, kind, value))
+
+    # ------------------------------------------------------- bodies and joints
+    def add_rigid_body(self, position: Sequence[float], mass: float, inertia: float | Sequence,
+                       name: str | None = None) -> RigidBody:
+        """Add a rigid body with its centre of mass at ``position`` (m): mass (kg) and inertia
+        about the centre of mass, 2D J_z (kg m^2), 3D the tensor (3, 3) (or its diagonal (3,)) in
+        the reference orientation. Its node carries translations and rotations."""
+        name = name or f"body {len(self.bodies)}"
+        J = np.asarray(inertia, dtype=float)
+        if self.dim == 3 and J.shape == (3,):
+            J = np.diag(J)
+        expected = () if self.dim == 2 else (3, 3)
+        if J.shape != expected:
+            raise ModelError(f"rigid body {name!r}: inertia must be {'a number' if self.dim == 2 else 'a (3, 3) tensor or its diagonal'}, got shape {J.shape}")
+        eig = np.atleast_1d(J) if self.dim == 2 else np.linalg.eigvalsh(0.5 * (J + J.T))
+        if not (mass > 0 and np.all(eig >= 0) and (self.dim == 2 or np.allclose(J, J.T))):
+            raise ModelError(f"rigid body {name!r}: mass {mass} must be positive and the inertia "
+                             "symmetric positive semi-definite")
+        body = RigidBody(name, self.add_node(position), float(mass), J)
+        self.bodies.append(body)
+        return body
+
+    def _side(self, side: int | RigidBody | None, joint: str) -> int:
+        if side is None:
+            return -1
+        if isinstance(side, RigidBody):
+            return side.node
+        return self._check_node(side, joint)
+
+    def add_joint(self, kind: str, a: int | RigidBody | None, b: int | RigidBody | None,
+                  at: Sequence[float] | None = None, axis: Sequence[float] | None = None,
+                  x_axis: Sequence[float] | None = None, drive: Drive = None, name: str | None = None) -> Joint:
+        """Connect side ``a`` to side ``b`` (a node, a :class:`RigidBody`, or None for the ground).
+
+        ``kind``: one of ``revolute, spherical, universal, cylindrical, prismatic, fixed,
+        point-on-line`` (see :mod:`flexmb.multibody.joints`). ``at``: joint point in the
+        reference configuration (default: b's node). ``axis`` (3D): the joint axis z_j (revolute,
+        cylindrical, prismatic, point-on-line: the line); ``x_axis``: x_j (universal: a's cross
+        axis; 2D: the direction of a prismatic or point-on-line joint's line). ``drive``: f(t)
+        for a revolute (relative angle, rad) or prismatic (relative displacement, m) joint,
+        relative to the reference configuration.
+        """
+        name = name or f"{kind} {len(self.joints)}"
+        if kind not in JOINT_KINDS + ("attach",):
+            raise ModelError(f"joint {name!r}: unknown kind {kind!r}; choose one of {', '.join(JOINT_KINDS)}")
+        ia, ib = self._side(a, f"joint {name!r}"), self._side(b, f"joint {name!r}")
+        if ib < 0 or ia == ib:
+            raise ModelError(f"joint {name!r}: side b must be a node or body different from side a "
+                             "(put the ground as side a)")
+        if self.dim == 2 and kind in ("spherical", "universal", "cylindrical"):
+            raise ModelError(f"joint {name!r}: a {kind} joint needs a 3D model")
+        if drive is not None and kind not in ("revolute", "prismatic"):
+            raise ModelError(f"joint {name!r}: only revolute and prismatic joints can be driven")
+        point = self.coordinates[ib] if at is None else np.asarray(at, dtype=float)
+        if point.shape != (self.dim,):
+            raise ModelError(f"joint {name!r}: the joint point needs {self.dim} coordinates, got {point.tolist()}")
+        try:
+            frame = joint_frame(self.dim, axis, x_axis)
+        except ValueError as exc:
+            raise ModelError(f"joint {name!r}: {exc}") from None
+        joint = Joint(kind, name, ia, ib, np.r_[point, np.zeros(3 - self.dim)], frame, drive)
+        self.joints.append(joint)
+        return joint
+
+    def attach(self, node: int, body: int | RigidBody, name: str | None = None) -> Joint:
+        """Fix an FE node to a body (or another node) where it is: welded if the node carries
+        rotations (a beam node), pinned otherwise."""
+        return self.add_joint("attach", body, node, at=self.coordinates[self._check_node(node, "attach")],
+                              name=name or f"attach node {node}")
 
     def set_gravity(self, acceleration: Sequence[float]) -> None:
         """Uniform gravitational acceleration (m/s^2), e.g. ``[0, -9.81]``."""

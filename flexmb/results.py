@@ -70,8 +70,9 @@ class ModelLayout:
     coordinates: np.ndarray                     # (n_nodes, dim), m
     has_rotations: np.ndarray                   # (n_nodes,) bool
     groups: list[GroupLayout]
-    point_masses: np.ndarray                    # (n_pm, 2): node, mass (kg)
+    point_masses: np.ndarray                    # (n_pm, 2): node, mass (kg); rigid bodies too
     prescribed: np.ndarray                      # (n_p,) global indices of prescribed DOFs
+    joints: list[str] = field(default_factory=list)        # joint names, in model order
 
     @classmethod
     def from_assembly(cls, asm: Assembly) -> "ModelLayout":
@@ -84,9 +85,10 @@ class ModelLayout:
             groups.append(GroupLayout(g.name, type(g).__name__, g.connectivity.copy(),
                                       g.drawn_section(Xe, model.characteristic_length), frames,
                                       dict(g.output_units)))
-        masses = np.array([(n, m) for n, m, _ in model.point_masses], dtype=float).reshape(-1, 2)
+        masses = np.array([(n, m) for n, m, _ in model.point_masses] + [(b.node, b.mass) for b in model.bodies],
+                          dtype=float).reshape(-1, 2)
         return cls(model.dim, X.copy(), asm.dofs.has_rotations.copy(), groups, masses,
-                   asm.dofs.prescribed.copy())
+                   asm.dofs.prescribed.copy(), [j.name for j in model.joints])
 
     # ------------------------------------------------------------ numbering
     @property
@@ -380,13 +382,16 @@ class TimeHistory(Result):
     Series (lists, one entry per output step): ``t`` (s), ``u`` and ``v`` (n_dof,), ``reactions``
     (n_dof,), energies in J: ``kinetic``, ``strain``, ``work`` (of loads and support reactions
     since t0) and ``total = kinetic + strain - work`` (constant for a conservative exact
-    solution), ``angular_momentum`` (1,) in 2D or (3,) in 3D, ``newton_iterations``.
+    solution), ``angular_momentum`` (1,) in 2D or (3,) in 3D, ``newton_iterations``; with
+    joints the Lagrange multipliers (n_c,), ``constraint_residual`` max |Phi| (m or rad), and
+    per joint the force (n_joints, dim) and moment (n_joints, 3 or 1) it exerts on its side B
+    at the joint point, in the joint frame carried by side A (:meth:`joint_reaction`).
     """
 
     kind = "dynamic"
     parameter_name = "t"
     SERIES = ("t", "u", "v", "reactions", "kinetic", "strain", "work", "angular_momentum",
-              "newton_iterations")
+              "newton_iterations", "multipliers", "constraint_residual", "joint_forces", "joint_moments")
 
     def __init__(self, scheme: str, dt: float, layout: ModelLayout | None = None) -> None:
         super().__init__(layout, scheme=scheme, dt=float(dt))
@@ -395,10 +400,28 @@ class TimeHistory(Result):
 
     def record(self, asm: Assembly, s: State, iterations: int) -> None:
         """Append state ``s`` with its energies, momentum and element outputs."""
+        cs = asm.constraints
+        residual, forces, moments = 0.0, np.zeros((0,)), np.zeros((0,))
+        if cs is not None:
+            residual = float(np.abs(cs.values(s.u, s.t)).max(initial=0.0))
+            reactions = cs.joint_reactions(s.u, s.lam, s.t, asm.dofs)
+            forces = np.array([f for f, _ in reactions])
+            moments = np.array([m for _, m in reactions])
         self._append({"t": s.t, "u": s.u, "v": s.v, "reactions": s.reaction,
                       "kinetic": asm.kinetic_energy(s.v, s.u), "strain": asm.strain_energy(s.u),
                       "work": s.work, "angular_momentum": asm.angular_momentum(s.u, s.v),
-                      "newton_iterations": iterations}, asm.element_outputs(s.u))
+                      "newton_iterations": iterations, "multipliers": s.lam,
+                      "constraint_residual": residual, "joint_forces": forces, "joint_moments": moments},
+                     asm.element_outputs(s.u))
+
+    def joint_reaction(self, joint: str | int) -> tuple[np.ndarray, np.ndarray]:
+        """Force (n_steps, dim) in N and moment (n_steps, 3 or 1) in N m that a joint exerts on
+        its side B at the joint point, in the joint frame carried by side A."""
+        names = self._layout().joints
+        k = names.index(joint) if isinstance(joint, str) and joint in names else joint
+        if not isinstance(k, (int, np.integer)) or not 0 <= k < len(names):
+            raise ModelError(f"no joint {joint!r}; joints: {', '.join(names) or 'none'}")
+        return np.array(self.joint_forces)[:, k], np.array(self.joint_moments)[:, k]
 
     def arrays(self) -> dict[str, np.ndarray]:
         a = super().arrays()
@@ -427,7 +450,8 @@ class TimeHistory(Result):
     def _derived_series(self) -> dict[str, np.ndarray]:
         out = {"t": self.parameter, "kinetic": np.array(self.kinetic), "strain": np.array(self.strain),
                "work": np.array(self.work), "total": self.total_energy,
-               "newton_iterations": np.array(self.newton_iterations, dtype=float)}
+               "newton_iterations": np.array(self.newton_iterations, dtype=float),
+               "constraint_residual": np.array(self.constraint_residual, dtype=float)}
         L = np.array(self.angular_momentum)
         for i, axis in enumerate("xyz" if L.ndim == 2 and L.shape[1] == 3 else "z"):
             out[f"L{axis}"] = L[:, i]

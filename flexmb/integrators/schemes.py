@@ -15,25 +15,30 @@ end-of-step configuration with the scheme's own correction rule (:meth:`Scheme.u
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from flexmb.assembly import Assembly
+from flexmb.multibody.constraints import ConstraintTerms
 from flexmb.rotations import cayley_resolvent, exp_map, log_map, skew, tangent_operator
 
 
 @dataclass
 class State:
-    """Displacements, velocities, accelerations (n_dof,) and support reactions at time t."""
+    """Displacements, velocities, accelerations (n_dof,) and support reactions at time t; with
+    joints also their multipliers (n_c,) and constraint force G^T lambda (n_dof,)."""
 
     t: float
     u: np.ndarray
     v: np.ndarray
     a: np.ndarray
     reaction: np.ndarray
-    work: float = 0.0        # work of loads and reactions since the start, J
+    work: float = 0.0        # work of loads, reactions and driven joints since the start, J
+    lam: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    constraint_force: np.ndarray | None = None
 
 
 @dataclass
@@ -55,7 +60,17 @@ class Scheme(ABC):
         self.asm = assembly
 
     def initial_state(self, t0: float, u0: np.ndarray, v0: np.ndarray) -> State:
-        return State(t0, u0.copy(), v0.copy(), np.zeros_like(u0), np.zeros_like(u0))
+        n_c = self.asm.constraints.n if self.asm.constraints else 0
+        return State(t0, u0.copy(), v0.copy(), np.zeros_like(u0), np.zeros_like(u0), lam=np.zeros(n_c),
+                     constraint_force=np.zeros_like(u0))
+
+    @abstractmethod
+    def constraint_terms(self, s: State, dt: float, u1: np.ndarray, lam: np.ndarray) -> ConstraintTerms:
+        """The joints' values, force and derivatives at the end state u1 (scheme's increments)."""
+
+    @abstractmethod
+    def constraint_work(self, s: State, force1: np.ndarray, u1: np.ndarray) -> float:
+        """Work (J) of the constraint forces over the step (zero for time-independent joints)."""
 
     def predict(self, s: State, dt: float) -> np.ndarray:
         """Start value of u_{n+1} for Newton.
@@ -195,6 +210,13 @@ class MidPoint(Scheme):
     def work_increment(self, s: State, res: StepResidual, u1: np.ndarray) -> float:
         return float((res.f_ext + self.reaction(res)) @ self.increment(s, u1))
 
+    def constraint_terms(self, s: State, dt: float, u1: np.ndarray, lam: np.ndarray) -> ConstraintTerms:
+        """Mid-point form: the discrete gradient G_m, so that G_m d = Phi_{n+1} - Phi_n."""
+        return self.asm.constraints.evaluate(u1, s.t + dt, lam, u0=s.u, d=self.increment(s, u1), t0=s.t)
+
+    def constraint_work(self, s: State, force1: np.ndarray, u1: np.ndarray) -> float:
+        return -float(force1 @ self.increment(s, u1))
+
 
 class Newmark(Scheme):
     """Trapezoidal Newmark (average acceleration, beta = 1/4, gamma = 1/2), end-point equilibrium.
@@ -234,10 +256,28 @@ class Newmark(Scheme):
             rhs[rd] -= np.cross(w, np.einsum("nij,nj->ni", Js, w))   # gyroscopic term
             data = data + asm.rotary_block_data(Js)
         a0 = np.zeros_like(u0)
-        a0[free] = spla.splu(asm.free_matrix(data)).solve(rhs[free])
-        reaction = asm.mass @ a0 - rhs
+        cs = asm.constraints
+        if cs is None:
+            a0[free] = spla.splu(asm.free_matrix(data)).solve(rhs[free])
+            reaction = asm.mass @ a0 - rhs
+            reaction[free] = 0.0
+            return State(t0, u0.copy(), v0.copy(), a0, reaction, lam=np.zeros(0), constraint_force=np.zeros_like(u0))
+        # with joints: [[M, C^T], [C, 0]] [a; lambda] = [f - q; -kappa], kappa = d^2 Phi / dt^2 at
+        # zero acceleration (velocity-squared and time terms), by a central difference along the
+        # path u0 moved with v0 (spins at 3D rotations)
+        C = cs.evaluate(u0, t0, np.zeros(cs.n)).C
+        vmax = float(np.abs(v0).max(initial=0.0))
+        h = min(1e-3, 1e-3 * asm.model.characteristic_length / vmax) if vmax > 0 else 1e-3
+        kappa = (cs.values(asm.update(u0, h * v0), t0 + h) - 2.0 * cs.values(u0, t0)
+                 + cs.values(asm.update(u0, -h * v0), t0 - h)) / h**2
+        nf = free.size
+        A = sp.bmat([[asm.free_matrix(data), C[:, free].T], [C[:, free], None]], format="csc")
+        sol = spla.splu(A).solve(np.concatenate([rhs[free], -kappa]))
+        a0[free], lam = sol[:nf], sol[nf:]
+        force = C.T @ lam
+        reaction = asm.mass @ a0 - rhs + force
         reaction[free] = 0.0
-        return State(t0, u0.copy(), v0.copy(), a0, reaction)
+        return State(t0, u0.copy(), v0.copy(), a0, reaction, lam=lam, constraint_force=force)
 
     def _body_rates(self, s: State, dt: float, u1: np.ndarray, d: np.ndarray):
         """theta (n_r, 3), R_n, R_{n+1}, Omega_{n+1}, A_{n+1} (body frame) of the rotating 3D nodes."""
@@ -295,6 +335,13 @@ class Newmark(Scheme):
 
     def work_increment(self, s: State, res: StepResidual, u1: np.ndarray) -> float:
         return float((res.f_ext + 0.5 * (s.reaction + self.reaction(res))) @ self.increment(s, u1))
+
+    def constraint_terms(self, s: State, dt: float, u1: np.ndarray, lam: np.ndarray) -> ConstraintTerms:
+        """End-point form: C(u_{n+1})^T lambda."""
+        return self.asm.constraints.evaluate(u1, s.t + dt, lam)
+
+    def constraint_work(self, s: State, force1: np.ndarray, u1: np.ndarray) -> float:
+        return -float(0.5 * (s.constraint_force + force1) @ self.increment(s, u1))
 
 
 SCHEMES = {"mid-point": MidPoint, "newmark": Newmark}

@@ -14,11 +14,13 @@ from contextlib import closing
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 
 from flexmb.assembly import Assembly
 from flexmb.integrators.newton import NewtonFailure, NewtonSettings, newton_solve
 from flexmb.integrators.schemes import SCHEMES, Scheme, State
 from flexmb.model import Model, ModelError
+from flexmb.multibody.initial import check_initial_state
 from flexmb.progress import Progress
 from flexmb.results import ModelLayout, TimeHistory
 
@@ -84,6 +86,7 @@ def integrate(model: Model | Assembly, dt: float, t_end: float, scheme: str = "m
         raise ModelError(f"u0 and v0 must have shape ({n},), got {u0.shape} and {v0.shape}")
     u0[asm.dofs.prescribed] = asm.prescribed_values(t0)
     v0[asm.dofs.prescribed] = asm.prescribed_velocities(t0)
+    check_initial_state(asm, u0, v0, t0)
 
     stepper: Scheme = SCHEMES[scheme](asm)
     state = stepper.initial_state(t0, u0, v0)
@@ -131,32 +134,56 @@ def _step(stepper: Scheme, s: State, dt: float, settings: NewtonSettings, histor
           keep_logs: bool) -> tuple[State, int]:
     asm = stepper.asm
     free, presc = asm.dofs.free, asm.dofs.prescribed
+    nf = free.size
+    cs = asm.constraints
     u1 = stepper.predict(s, dt)
     # fixed spatial rotations stay fixed through zero spins; the rest take their prescribed value
     set_presc = ~np.isin(presc, asm.rotation_dofs)
     u1[presc[set_presc]] = asm.prescribed_values(s.t + dt)[set_presc]
+    length = asm.model.characteristic_length
 
     last = {}                                   # Newton's last evaluation is at its solution
+    lam_scale = [1.0]
 
-    def residual(x_free: np.ndarray):
-        u1[free] = x_free
+    def residual(x: np.ndarray):
+        u1[free] = x[:nf]
         res = last["res"] = stepper.residual(s, dt, u1)
-        return res.g[free], asm.free_matrix(res.jacobian_data), res.force_scale
+        jac = asm.free_matrix(res.jacobian_data)
+        if cs is None:
+            return res.g[free], jac, res.force_scale
+        # with joints, Newton solves for (u_free, lambda / lambda_scale) the augmented system
+        # [g + G^T lambda; kappa Phi] = 0; kappa = 100 F / L makes |r| <= tol F mean
+        # |Phi| <= 1e-2 tol L, and it does not change the Newton correction
+        lam = x[nf:] * lam_scale[0]
+        ct = last["ct"] = stepper.constraint_terms(s, dt, u1, lam)
+        res.g = res.g + ct.force
+        scale = max(res.force_scale, float(np.linalg.norm(ct.force[free])))
+        kappa = 100.0 * scale / length
+        K = jac + ct.K[free][:, free]
+        J = sp.bmat([[K, ct.G[:, free].T * lam_scale[0]], [kappa * ct.C[:, free], None]], format="csc")
+        return np.concatenate([res.g[free], kappa * ct.phi]), J, scale
 
-    def update(x_free: np.ndarray, dx_free: np.ndarray) -> np.ndarray:
+    def update(x: np.ndarray, dx: np.ndarray) -> np.ndarray:
         du = np.zeros(asm.n_dof)
-        du[free] = dx_free
-        u1[free] = x_free
+        du[free] = dx[:nf]
+        u1[free] = x[:nf]
         if asm.rotation_dofs.size:
             # a nearly free spin mode (a slender beam about its own axis) can ask for several
             # radians from a small residual far from the solution: cap rotation corrections
             largest = np.abs(du[asm.rotation_dofs]).max()
             if largest > MAX_ROTATION_CORRECTION:
                 du *= MAX_ROTATION_CORRECTION / largest
-        return stepper.update(s, u1, du)[free]
+                dx = dx * (MAX_ROTATION_CORRECTION / largest)
+        return np.concatenate([stepper.update(s, u1, du)[free], x[nf:] + dx[nf:]])
 
-    x, log = newton_solve(residual, u1[free], asm.model.characteristic_length, settings, update)
-    u1[free] = x
+    x0 = u1[free]
+    if cs is not None:
+        # multipliers in units of the force scale of the step's first evaluation
+        lam_scale[0] = max(stepper.residual(s, dt, u1).force_scale, float(np.abs(s.lam).max(initial=0.0)),
+                           np.finfo(float).tiny)
+        x0 = np.concatenate([x0, s.lam / lam_scale[0]])
+    x, log = newton_solve(residual, x0, length, settings, update)
+    u1[free] = x[:nf]
     if keep_logs:
         history.newton_logs.append(log)
     logger.debug("t = %.6g s: %d Newton iterations (%s)\n%s", s.t + dt, log.iterations, log.criterion,
@@ -164,4 +191,8 @@ def _step(stepper: Scheme, s: State, dt: float, settings: NewtonSettings, histor
     res = last["res"]
     v1, a1 = stepper.kinematics(s, dt, u1)
     work = s.work + stepper.work_increment(s, res, u1)
-    return State(s.t + dt, u1, v1, a1, stepper.reaction(res), work), log.iterations
+    if cs is None:
+        return State(s.t + dt, u1, v1, a1, stepper.reaction(res), work), log.iterations
+    force = last["ct"].force
+    work += stepper.constraint_work(s, force, u1)
+    return State(s.t + dt, u1, v1, a1, stepper.reaction(res), work, x[nf:] * lam_scale[0], force), log.iterations

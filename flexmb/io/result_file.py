@@ -117,6 +117,8 @@ class ResultWriter:
             k, m = self._n, len(self._pending)
             for name in self._pending[0]:
                 block = np.array([r[name] for r in self._pending], dtype=float)   # (m, ...)
+                if block[0].size == 0:          # e.g. no multipliers without joints: read back empty
+                    continue
                 if name not in steps:
                     shape = block.shape[1:]
                     rows = max(1, min(256, _CHUNK_BYTES // max(block[0].nbytes, 1)))
@@ -153,6 +155,7 @@ def _write_layout(g: h5py.Group, layout: ModelLayout) -> None:
     g["has_rotations"] = layout.has_rotations.astype(np.uint8)
     g["point_masses"] = layout.point_masses.reshape(-1, 2)
     g["prescribed"] = layout.prescribed.astype(np.int64)
+    g.attrs["joints"] = json.dumps(layout.joints)
     groups = g.create_group("groups")
     for i, grp in enumerate(layout.groups):
         h = groups.create_group(str(i))
@@ -172,7 +175,7 @@ def _read_layout(g: h5py.Group) -> ModelLayout:
                                   h["frames"][()] if "frames" in h else None,
                                   json.loads(h.attrs["outputs"])))
     return ModelLayout(int(g.attrs["dim"]), g["coordinates"][()], g["has_rotations"][()].astype(bool),
-                       groups, g["point_masses"][()], g["prescribed"][()])
+                       groups, g["point_masses"][()], g["prescribed"][()], json.loads(g.attrs.get("joints", "[]")))
 
 
 def read_result(path: str | Path) -> Result:

@@ -1,0 +1,343 @@
+"""The constraint equations of all joints, batched: values, Jacobians, forces and their tangents.
+
+All equations (:class:`~flexmb.multibody.joints.Equation`) are compiled into arrays over their
+terms. With the body-fixed vectors ``P = x_node + R_node d`` (points) or ``R_node d``
+(directions), a constraint row is
+
+    Phi = sum c . P  +  sum s(t) P_a . P_b  +  sum e u[dof]  -  f(t).
+
+Derivatives are taken with respect to the Newton increments of the schemes: translations add;
+3D rotations take a spin (``R <- exp(hat(theta)) R``: ``dr = -hat(r) theta`` for ``r = R d``) or,
+in the mid-point scheme, the step's Cayley parameters w (``R_{n+1} = cay(w) R_n``:
+``dr_{n+1} = -G(w) hat(r_m) dw``, G the Cayley resolvent); planar rotations add
+(``dr = k x r dtheta``).
+
+Mid-point forces (energy conservation). The constraint force in the mid-point equilibrium is
+``G_m^T lambda`` with a discrete gradient ``G_m`` that satisfies ``G_m d = Phi_{n+1} - Phi_n``
+exactly for the step increment d (time-independent rows), so constraint forces do no work:
+
+* a linear term changes by ``c . dP`` and a bilinear one by ``P_a,m . dP_b + P_b,m . dP_a``
+  (m: the average of the step's end values), exactly;
+* a body-fixed vector changes exactly as ``r_{n+1} - r_n = w x r_m`` (3D, Cayley) and
+  ``r_{n+1} - r_n = 2 tan(dtheta/2) k x r_m`` (2D);
+
+so ``G_m`` takes, per vector, the map ``E = [I, -hat(r_m)]`` (3D) or
+``[I, sigma(dtheta) k x r_m]`` with ``sigma(x) = tan(x/2) / (x/2)`` (2D) in place of the
+Jacobian. End-point schemes (Newmark, statics) use the Jacobian C at the end of the step.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from flexmb.dofs import DofMap
+from flexmb.model import ROTATION_NAMES, ModelError
+from flexmb.multibody.joints import Joint, Vector, joint_equations
+from flexmb.rotations import cayley_resolvent, exp_map, skew
+
+
+@dataclass
+class ConstraintTerms:
+    """Constraint quantities at one Newton iterate (global DOF numbering).
+
+    ``phi`` (n_c,) values at the end state; ``force`` (n_dof,) the constraint force term
+    ``G^T lambda`` of the residual; ``G`` (n_c, n_dof) its gradient (mid-point: the discrete
+    one); ``C`` (n_c, n_dof) the Jacobian of phi; ``K`` (n_dof, n_dof) d(G^T lambda)/d(increment).
+    """
+
+    phi: np.ndarray
+    force: np.ndarray
+    G: sp.csr_matrix
+    C: sp.csr_matrix
+    K: sp.csr_matrix
+
+
+def _sigma(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """sigma(x) = tan(x/2)/(x/2) and its derivative, with series near 0."""
+    x = np.asarray(x, dtype=float)
+    small = np.abs(x) < 1e-4
+    xs = np.where(small, 1.0, x)
+    t = np.tan(0.5 * xs)
+    s = np.where(small, 1.0 + x**2 / 12.0, 2.0 * t / xs)
+    ds = np.where(small, x / 6.0, (1.0 + t**2) / xs - 2.0 * t / xs**2)
+    return s, ds
+
+
+class ConstraintSystem:
+    """All joints of a model compiled into term arrays (built once by the assembly)."""
+
+    def __init__(self, joints: list[Joint], dofs: DofMap) -> None:
+        model = dofs.model
+        self.dim = dim = model.dim
+        self.n_dof = dofs.n_dof
+        self.joints = joints
+        self.n_rot = len(ROTATION_NAMES[dim])
+        vectors: dict[Vector, int] = {}
+        lin, bil, dof_terms, rhs_const, rhs_funs = [], [], [], [], []
+        self.joint_rows: list[slice] = []
+        row = 0
+        for joint in joints:
+            start = row
+            for eq in joint_equations(joint, model.coordinates, dim, dofs.has_rotations):
+                for v, c in eq.linear:
+                    lin.append((row, self._vector_index(v, vectors, dofs, joint), np.asarray(c, dtype=float)))
+                for va, vb, s in eq.bilinear:
+                    bil.append((row, self._vector_index(va, vectors, dofs, joint),
+                                self._vector_index(vb, vectors, dofs, joint), s))
+                for node, name, e in eq.dofs:
+                    if node >= 0:
+                        if not dofs.has_rotations[node] and name in ROTATION_NAMES[dim]:
+                            raise ModelError(f"joint {joint.name!r}: node {node} has no rotation DOF "
+                                             f"{name!r} (attach a beam or make it a rigid body)")
+                        dof_terms.append((row, dofs.index(node, name), float(e)))
+                if callable(eq.rhs):
+                    rhs_const.append(0.0)
+                    rhs_funs.append((row, eq.rhs))
+                else:
+                    rhs_const.append(float(eq.rhs))
+                row += 1
+            self.joint_rows.append(slice(start, row))
+        self.n = row
+        order = sorted(vectors, key=vectors.get)
+        self.v_node = np.array([v.node for v in order], dtype=np.int64)                   # (n_v,)
+        self.v_d = np.array([v.d for v in order], dtype=float).reshape(-1, dim)         # (n_v, dim)
+        self.v_point = np.array([v.point for v in order], dtype=bool)
+        nodes = np.maximum(self.v_node, 0)
+        ground = self.v_node < 0
+        self.v_rotates = ~ground & dofs.has_rotations[nodes]
+        # global DOFs of each vector's node: translations (point only), then rotations; -1 none
+        cols = dofs.first[nodes][:, None] + np.arange(dim + self.n_rot)[None, :]
+        cols[ground] = -1
+        cols[~self.v_point, :dim] = -1
+        cols[~self.v_rotates, dim:] = -1
+        self.v_cols = cols                                                               # (n_v, dim + n_rot)
+        self.v_X = np.where(ground[:, None], 0.0, model.coordinates[nodes])              # (n_v, dim)
+        self.l_row = np.array([t[0] for t in lin], dtype=np.int64)
+        self.l_vec = np.array([t[1] for t in lin], dtype=np.int64)
+        self.l_c = np.array([t[2] for t in lin], dtype=float).reshape(-1, dim)
+        self.b_row = np.array([t[0] for t in bil], dtype=np.int64)
+        self.b_a = np.array([t[1] for t in bil], dtype=np.int64)
+        self.b_b = np.array([t[2] for t in bil], dtype=np.int64)
+        self._b_scale = [t[3] for t in bil]
+        self.b_timed = any(callable(s) for s in self._b_scale)
+        self.d_row = np.array([t[0] for t in dof_terms], dtype=np.int64)
+        self.d_dof = np.array([t[1] for t in dof_terms], dtype=np.int64)
+        self.d_c = np.array([t[2] for t in dof_terms], dtype=float)
+        self.rhs_const = np.array(rhs_const, dtype=float)
+        self._rhs_funs = rhs_funs
+        self.rheonomic = bool(rhs_funs) or self.b_timed
+
+    def _vector_index(self, v: Vector, vectors: dict[Vector, int], dofs: DofMap, joint: Joint) -> int:
+        if v.node >= 0 and not dofs.has_rotations[v.node] and (not v.point or np.any(np.abs(v.d) > 0)):
+            what = "an offset point" if v.point else "a direction"
+            raise ModelError(f"joint {joint.name!r} needs {what} fixed to node {v.node}, which has no "
+                             "rotations (connect a rigid body or a beam node, or put the joint at the node)")
+        return vectors.setdefault(v, len(vectors))
+
+    # ------------------------------------------------------------------ values
+    def scales(self, t: float) -> np.ndarray:
+        """Coefficients s(t) of the bilinear terms (n_b,)."""
+        return np.array([s(t) if callable(s) else s for s in self._b_scale], dtype=float)
+
+    def rhs(self, t: float) -> np.ndarray:
+        out = self.rhs_const.copy()
+        for r, f in self._rhs_funs:
+            out[r] = float(f(t))
+        return out
+
+    def rotated(self, u: np.ndarray) -> np.ndarray:
+        """Body-fixed parts r = R d of every vector (n_v, dim) at the state u."""
+        r = self.v_d.copy()
+        rot = self.v_rotates
+        if self.dim == 3:
+            if np.any(rot):
+                r[rot] = np.einsum("vij,vj->vi", exp_map(u[self.v_cols[rot, 3:]]), self.v_d[rot])
+        elif np.any(rot):
+            th = u[self.v_cols[rot, 2]]
+            c, s = np.cos(th), np.sin(th)
+            d = self.v_d[rot]
+            r[rot] = np.c_[c * d[:, 0] - s * d[:, 1], s * d[:, 0] + c * d[:, 1]]
+        return r
+
+    def vectors(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Vector values P (n_v, dim) and their body-fixed parts r (n_v, dim) at u."""
+        r = self.rotated(u)
+        x = self.v_X + np.where(self.v_cols[:, :self.dim] >= 0, u[np.maximum(self.v_cols[:, :self.dim], 0)], 0.0)
+        return np.where(self.v_point[:, None], x + r, r), r
+
+    def values(self, u: np.ndarray, t: float) -> np.ndarray:
+        """Phi(u, t) (n_c,)."""
+        P = self.vectors(u)[0]
+        return self._phi(P, u, self.scales(t), t)
+
+    def _phi(self, P: np.ndarray, u: np.ndarray, s: np.ndarray, t: float) -> np.ndarray:
+        n = self.n
+        phi = np.bincount(self.l_row, np.einsum("ki,ki->k", self.l_c, P[self.l_vec]), minlength=n)
+        phi += np.bincount(self.b_row, s * np.einsum("ki,ki->k", P[self.b_a], P[self.b_b]), minlength=n)
+        phi += np.bincount(self.d_row, self.d_c * u[self.d_dof], minlength=n)
+        return phi - self.rhs(t)
+
+    def time_derivative(self, u: np.ndarray, t: float, h: float = 1e-6) -> np.ndarray:
+        """dPhi/dt at fixed u (n_c,), by a central difference of the time functions."""
+        if not self.rheonomic:
+            return np.zeros(self.n)
+        return (self.values(u, t + h) - self.values(u, t - h)) / (2.0 * h)
+
+    # ------------------------------------------------------------ derivatives
+    def _maps(self, r: np.ndarray, rot_block: np.ndarray) -> np.ndarray:
+        """Per vector the (dim, dim + n_rot) map from its node's increment to the vector's change."""
+        n_v, dim = r.shape
+        M = np.zeros((n_v, dim, dim + self.n_rot))
+        M[self.v_point, :, :dim] = np.eye(dim)
+        M[:, :, dim:] = rot_block
+        return M
+
+    def _rotation_blocks(self, r: np.ndarray) -> np.ndarray:
+        """dr / dtheta for spins (3D: -hat(r)) or planar angles (2D: k x r), (n_v, dim, n_rot)."""
+        if self.dim == 3:
+            return -skew(r)
+        return np.stack([-r[:, 1], r[:, 0]], axis=1)[:, :, None]
+
+    def _gradients(self, P: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """dPhi_row/dP_vector for every term: rows (k,), vectors (k,), g (k, dim)."""
+        rows = np.concatenate([self.l_row, self.b_row, self.b_row])
+        vecs = np.concatenate([self.l_vec, self.b_a, self.b_b])
+        g = np.concatenate([self.l_c, s[:, None] * P[self.b_b], s[:, None] * P[self.b_a]]).reshape(-1, self.dim)
+        return rows, vecs, g
+
+    def _matrix(self, rows: np.ndarray, vecs: np.ndarray, g: np.ndarray, M: np.ndarray) -> sp.csr_matrix:
+        """Sum over terms of g^T M_vector placed at (row, the vector's node DOFs), plus DOF terms."""
+        vals = np.einsum("ki,kij->kj", g, M[vecs])                                  # (k, dim + n_rot)
+        cols = self.v_cols[vecs]
+        ok = cols >= 0
+        r = np.broadcast_to(rows[:, None], cols.shape)[ok]
+        return sp.csr_matrix((np.concatenate([vals[ok], self.d_c]), (np.concatenate([r, self.d_row]),
+                              np.concatenate([cols[ok], self.d_dof]))), shape=(self.n, self.n_dof))
+
+    def evaluate(self, u1: np.ndarray, t1: float, lam: np.ndarray, u0: np.ndarray | None = None,
+                 d: np.ndarray | None = None, t0: float | None = None) -> ConstraintTerms:
+        """Constraint terms at the end state u1 for multipliers lam (n_c,).
+
+        End-point form (Newmark, statics): ``u0 = None``; increments are spins. Mid-point form:
+        the start state u0, the step increment d (n_dof,) of :meth:`MidPoint.increment`
+        (Cayley parameters at 3D rotations) and the start time t0.
+        """
+        dim = self.dim
+        P1, r1 = self.vectors(u1)
+        s1 = self.scales(t1)
+        phi = self._phi(P1, u1, s1, t1)
+        mid = u0 is not None
+        if not mid:
+            M = self._maps(r1, self._rotation_blocks(r1))
+            rows, vecs, g = self._gradients(P1, s1)
+            C = self._matrix(rows, vecs, g, M)
+            return ConstraintTerms(phi, C.T @ lam, C, C, self._tangent(rows, vecs, g, s1, lam, M, M, 1.0, r1, None))
+        P0, r0 = self.vectors(u0)
+        Pm, rm = 0.5 * (P0 + P1), 0.5 * (r0 + r1)
+        sm = 0.5 * (self.scales(t0) + s1) if self.b_timed else s1
+        rot = self.v_rotates
+        if dim == 3:
+            w = np.zeros((len(rm), 3))
+            w[rot] = d[self.v_cols[rot, 3:]]
+            end = np.zeros((len(rm), 3, 3))
+            end[rot] = -cayley_resolvent(w[rot]) @ skew(rm[rot])                  # dr_{n+1}/dw
+            discrete = -skew(rm)                                                  # r_{n+1} - r_n = w x r_m
+            extra = w
+        else:
+            dth = np.zeros(len(rm))
+            dth[rot] = d[self.v_cols[rot, 2]]
+            sig, dsig = _sigma(dth)
+            k_rm = np.stack([-rm[:, 1], rm[:, 0]], axis=1)
+            end = np.stack([-r1[:, 1], r1[:, 0]], axis=1)[:, :, None]
+            discrete = (sig[:, None] * k_rm)[:, :, None]
+            extra = (sig, dsig, k_rm)
+        end[~rot] = 0.0
+        discrete = np.where(rot[:, None, None], discrete, 0.0)
+        M1 = self._maps(r1, end)
+        E = self._maps(rm, discrete)
+        rows1, vecs1, g1 = self._gradients(P1, s1)
+        C = self._matrix(rows1, vecs1, g1, M1)
+        rows, vecs, gm = self._gradients(Pm, sm)
+        G = self._matrix(rows, vecs, gm, E)
+        return ConstraintTerms(phi, G.T @ lam, G, C,
+                               self._tangent(rows, vecs, gm, sm, lam, E, M1, 0.5, r1, (rm, extra)))
+
+    def _tangent(self, rows: np.ndarray, vecs: np.ndarray, g: np.ndarray, s: np.ndarray, lam: np.ndarray,
+                 E: np.ndarray, M: np.ndarray, half: float, r1: np.ndarray, mid) -> sp.csr_matrix:
+        """d(G^T lambda)/d(increment) at fixed lambda, (n_dof, n_dof): the bilinear terms' coupling
+        (g_a = s P_b moves with b's increment; P_m moves by half of it in the mid-point form) and
+        the change of each vector's rotation map with its node's increment at fixed force f."""
+        dim = self.dim
+        entries_r, entries_c, entries_v = [], [], []
+
+        def add(cols_a: np.ndarray, cols_b: np.ndarray, blocks: np.ndarray) -> None:
+            ok = (cols_a[:, :, None] >= 0) & (cols_b[:, None, :] >= 0)
+            entries_r.append(np.broadcast_to(cols_a[:, :, None], blocks.shape)[ok])
+            entries_c.append(np.broadcast_to(cols_b[:, None, :], blocks.shape)[ok])
+            entries_v.append(blocks[ok])
+
+        if self.b_row.size:
+            weight = half * lam[self.b_row] * s
+            for va, vb in ((self.b_a, self.b_b), (self.b_b, self.b_a)):
+                blocks = weight[:, None, None] * np.einsum("kia,kib->kab", E[va], M[vb])
+                add(self.v_cols[va], self.v_cols[vb], blocks)
+        # change of the rotation part of E with the node's own increment, at fixed force f
+        f = np.zeros((len(self.v_node), dim))
+        np.add.at(f, vecs, lam[rows][:, None] * g)
+        rot = self.v_rotates
+        if np.any(rot):
+            cols = self.v_cols[rot, dim:]
+            if dim == 3:
+                if mid is None:
+                    blocks = skew(f[rot]) @ skew(r1[rot])
+                else:
+                    rm, w = mid
+                    blocks = 0.5 * skew(f[rot]) @ cayley_resolvent(w[rot]) @ skew(rm[rot])
+            else:
+                if mid is None:
+                    blocks = -np.einsum("vi,vi->v", f[rot], r1[rot])[:, None, None]
+                else:
+                    rm, (sig, dsig, k_rm) = mid
+                    blocks = (dsig[rot] * np.einsum("vi,vi->v", k_rm[rot], f[rot])
+                              - 0.5 * sig[rot] * np.einsum("vi,vi->v", r1[rot], f[rot]))[:, None, None]
+            add(cols, cols, blocks)
+        if not entries_v:
+            return sp.csr_matrix((self.n_dof, self.n_dof))
+        return sp.csr_matrix((np.concatenate(entries_v), (np.concatenate(entries_r), np.concatenate(entries_c))),
+                             shape=(self.n_dof, self.n_dof))
+
+    # ---------------------------------------------------------------- reactions
+    def joint_reactions(self, u: np.ndarray, lam: np.ndarray, t: float, dofs: DofMap
+                        ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per joint the force (dim,) and moment (3D (3,), 2D (1,)) that the joint exerts on side B
+        (on side A, negated, if B is the ground), reduced to the joint point and written in the
+        joint frame carried by side A (N, N m). ``lam`` (n_c,) are the multipliers at state u."""
+        dim = self.dim
+        C = self.evaluate(u, t, np.zeros(self.n)).C
+        out = []
+        for joint, rows in zip(self.joints, self.joint_rows):
+            generalized = -(C[rows].T @ lam[rows])                  # force of the joint on the system
+            node, sign = (joint.b, 1.0) if joint.b >= 0 else (joint.a, -1.0)
+            first = dofs.first[node]
+            f = sign * generalized[first:first + dim]
+            m = sign * generalized[first + dim:first + dim + self.n_rot] if dofs.has_rotations[node] \
+                else np.zeros(self.n_rot)
+            R = self._node_rotation(u, node, dofs)
+            lever = R @ (joint.at[:dim] - dofs.model.coordinates[node])
+            m = m - (np.cross(lever, f) if dim == 3 else np.array([lever[0] * f[1] - lever[1] * f[0]]))
+            frame = joint.frame[:dim, :dim]
+            carried = (self._node_rotation(u, joint.a, dofs) if joint.a >= 0 else np.eye(dim)) @ frame
+            out.append((carried.T @ f, (carried.T @ m) if dim == 3 else m))
+        return out
+
+    def _node_rotation(self, u: np.ndarray, node: int, dofs: DofMap) -> np.ndarray:
+        """Rotation matrix (dim, dim) of a node (identity without rotations)."""
+        if not dofs.has_rotations[node]:
+            return np.eye(self.dim)
+        rot = u[dofs.first[node] + self.dim:dofs.first[node] + self.dim + self.n_rot]
+        if self.dim == 3:
+            return exp_map(rot)
+        c, s = np.cos(rot[0]), np.sin(rot[0])
+        return np.array([[c, -s], [s, c]])
