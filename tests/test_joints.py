@@ -218,3 +218,10 @@ def test_joint_input_errors_name_the_joint():
     m.add_joint("fixed", body, n, name="weld to a bare node")
     with pytest.raises(fm.ModelError, match="joint 'weld to a bare node': node 1 has no rotation DOF 'rz'"):
         fm.Assembly(m)
+
+
+def test_statics_with_joints_is_refused_clearly():
+    m, *_ = compound_pendulum()
+    for analysis in (fm.load_control, fm.linear_buckling):
+        with pytest.raises(fm.ModelError, match="joints are supported in time integration"):
+            analysis(m)

@@ -53,6 +53,7 @@ from flexmb.analysis.statics import StaticPath, StaticSolveError
 from flexmb.assembly import Assembly
 from flexmb.integrators.newton import NewtonFailure, NewtonLog, NewtonSettings
 from flexmb.model import Model, ModelError
+from flexmb.multibody.initial import refuse_joints
 from flexmb.progress import Progress
 from flexmb.results import ModelLayout
 
@@ -115,6 +116,7 @@ def arc_length(model: Model | Assembly, increment: float, n_steps: int = 100,
         raise ModelError(f"arc_length needs increment > 0, n_steps >= 1, max_cutbacks >= 0 and "
                          f"psi >= 0, got {increment}, {n_steps}, {max_cutbacks}, {psi}")
     asm = model if isinstance(model, Assembly) else Assembly(model)
+    refuse_joints(asm, "arc_length")
     _check_proportional(asm.model)
     if asm.model.vector_loads:
         load = asm.model.vector_loads[0]

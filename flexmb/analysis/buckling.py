@@ -25,6 +25,7 @@ import scipy.sparse.linalg as spla
 
 from flexmb.assembly import Assembly
 from flexmb.model import Model, ModelError
+from flexmb.multibody.initial import refuse_joints
 from flexmb.results import ModelLayout, ModeShapes
 
 
@@ -64,6 +65,7 @@ def linear_buckling(model: Model | Assembly, n_modes: int = 4, u_pre: np.ndarray
     n_modes : number of positive critical load factors to return (fewer if fewer exist).
     """
     asm = model if isinstance(model, Assembly) else Assembly(model)
+    refuse_joints(asm, "linear_buckling")
     free = asm.dofs.free
     lam_p = float(load_factor_pre)
     u_p = np.zeros(asm.n_dof) if u_pre is None else np.array(u_pre, dtype=float)

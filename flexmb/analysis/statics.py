@@ -17,6 +17,7 @@ import numpy as np
 from flexmb.assembly import Assembly
 from flexmb.integrators.newton import NewtonFailure, NewtonSettings, newton_solve
 from flexmb.model import Model, ModelError
+from flexmb.multibody.initial import refuse_joints
 from flexmb.progress import Progress
 from flexmb.results import ModelLayout, StaticPath
 
@@ -40,6 +41,7 @@ def load_control(model: Model | Assembly, load_factors: Sequence[float] | int = 
     run log (``path.events``).
     """
     asm = model if isinstance(model, Assembly) else Assembly(model)
+    refuse_joints(asm, "load_control")
     lams = np.linspace(0.0, 1.0, int(load_factors) + 1)[1:] if isinstance(load_factors, (int, np.integer)) \
         else np.asarray(load_factors, dtype=float)
     if lams.size == 0:

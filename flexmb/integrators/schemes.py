@@ -49,6 +49,7 @@ class StepResidual:
     jacobian_data: np.ndarray  # (nnz,) values of dg_free/du1_free on the assembly pattern
     force_scale: float       # N
     f_ext: np.ndarray        # (n_dof,) external force acting over the step (scheme's average), N
+    increment: np.ndarray | None = None   # (n_dof,) the step increment d of the scheme
 
 
 class Scheme(ABC):
@@ -65,8 +66,10 @@ class Scheme(ABC):
                      constraint_force=np.zeros_like(u0))
 
     @abstractmethod
-    def constraint_terms(self, s: State, dt: float, u1: np.ndarray, lam: np.ndarray) -> ConstraintTerms:
-        """The joints' values, force and derivatives at the end state u1 (scheme's increments)."""
+    def constraint_terms(self, s: State, dt: float, u1: np.ndarray, lam: np.ndarray,
+                         res: StepResidual | None = None) -> ConstraintTerms:
+        """The joints' values, force and derivatives at the end state u1 (scheme's increments);
+        ``res`` is the residual at u1 (it carries the step increment)."""
 
     @abstractmethod
     def constraint_work(self, s: State, force1: np.ndarray, u1: np.ndarray) -> float:
@@ -205,14 +208,16 @@ class MidPoint(Scheme):
                       + (2.0 / dt) * R1 @ J @ R0.transpose(0, 2, 1)) / dt
             data = data + asm.rotary_block_data(blocks)
         g = q_m - f_m + inertia
-        return StepResidual(g, data, self._scale(s, dt, u1, v1, q_m, f_m, inertia), f_m)
+        return StepResidual(g, data, self._scale(s, dt, u1, v1, q_m, f_m, inertia), f_m, d)
 
     def work_increment(self, s: State, res: StepResidual, u1: np.ndarray) -> float:
         return float((res.f_ext + self.reaction(res)) @ self.increment(s, u1))
 
-    def constraint_terms(self, s: State, dt: float, u1: np.ndarray, lam: np.ndarray) -> ConstraintTerms:
+    def constraint_terms(self, s: State, dt: float, u1: np.ndarray, lam: np.ndarray,
+                         res: StepResidual | None = None) -> ConstraintTerms:
         """Mid-point form: the discrete gradient G_m, so that G_m d = Phi_{n+1} - Phi_n."""
-        return self.asm.constraints.evaluate(u1, s.t + dt, lam, u0=s.u, d=self.increment(s, u1), t0=s.t)
+        d = res.increment if res is not None and res.increment is not None else self.increment(s, u1)
+        return self.asm.constraints.evaluate(u1, s.t + dt, lam, u0=s.u, d=d, t0=s.t)
 
     def constraint_work(self, s: State, force1: np.ndarray, u1: np.ndarray) -> float:
         return -float(force1 @ self.increment(s, u1))
@@ -336,7 +341,8 @@ class Newmark(Scheme):
     def work_increment(self, s: State, res: StepResidual, u1: np.ndarray) -> float:
         return float((res.f_ext + 0.5 * (s.reaction + self.reaction(res))) @ self.increment(s, u1))
 
-    def constraint_terms(self, s: State, dt: float, u1: np.ndarray, lam: np.ndarray) -> ConstraintTerms:
+    def constraint_terms(self, s: State, dt: float, u1: np.ndarray, lam: np.ndarray,
+                         res: StepResidual | None = None) -> ConstraintTerms:
         """End-point form: C(u_{n+1})^T lambda."""
         return self.asm.constraints.evaluate(u1, s.t + dt, lam)
 

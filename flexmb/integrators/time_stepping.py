@@ -155,7 +155,7 @@ def _step(stepper: Scheme, s: State, dt: float, settings: NewtonSettings, histor
         # [g + G^T lambda; kappa Phi] = 0; kappa = 100 F / L makes |r| <= tol F mean
         # |Phi| <= 1e-2 tol L, and it does not change the Newton correction
         lam = x[nf:] * lam_scale[0]
-        ct = last["ct"] = stepper.constraint_terms(s, dt, u1, lam)
+        ct = last["ct"] = stepper.constraint_terms(s, dt, u1, lam, res)
         res.g = res.g + ct.force
         scale = max(res.force_scale, float(np.linalg.norm(ct.force[free])))
         kappa = 100.0 * scale / length
@@ -178,9 +178,11 @@ def _step(stepper: Scheme, s: State, dt: float, settings: NewtonSettings, histor
 
     x0 = u1[free]
     if cs is not None:
-        # multipliers in units of the force scale of the step's first evaluation
-        lam_scale[0] = max(stepper.residual(s, dt, u1).force_scale, float(np.abs(s.lam).max(initial=0.0)),
-                           np.finfo(float).tiny)
+        # Newton works on lambda / lambda_scale: the last multipliers' size, or at the start
+        # (no multipliers yet) the force scale of the step's first residual
+        largest = float(np.abs(s.lam).max(initial=0.0))
+        lam_scale[0] = largest if largest > 0 else max(stepper.residual(s, dt, u1).force_scale,
+                                                        np.finfo(float).tiny)
         x0 = np.concatenate([x0, s.lam / lam_scale[0]])
     x, log = newton_solve(residual, x0, length, settings, update)
     u1[free] = x[:nf]

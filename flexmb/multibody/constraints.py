@@ -234,7 +234,7 @@ class ConstraintSystem:
             rows, vecs, g = self._gradients(P1, s1)
             C = self._matrix(rows, vecs, g, M)
             return ConstraintTerms(phi, C.T @ lam, C, C, self._tangent(rows, vecs, g, s1, lam, M, M, 1.0, r1, None))
-        P0, r0 = self.vectors(u0)
+        P0, r0 = self._start_vectors(u0)
         Pm, rm = 0.5 * (P0 + P1), 0.5 * (r0 + r1)
         sm = 0.5 * (self.scales(t0) + s1) if self.b_timed else s1
         rot = self.v_rotates
@@ -263,6 +263,13 @@ class ConstraintSystem:
         G = self._matrix(rows, vecs, gm, E)
         return ConstraintTerms(phi, G.T @ lam, G, C,
                                self._tangent(rows, vecs, gm, sm, lam, E, M1, 0.5, r1, (rm, extra)))
+
+    def _start_vectors(self, u0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`vectors` at a step's start state, kept while Newton iterates on the step."""
+        key = u0.tobytes()
+        if getattr(self, "_start_key", None) != key:
+            self._start_key, self._start = key, self.vectors(u0)
+        return self._start
 
     def _tangent(self, rows: np.ndarray, vecs: np.ndarray, g: np.ndarray, s: np.ndarray, lam: np.ndarray,
                  E: np.ndarray, M: np.ndarray, half: float, r1: np.ndarray, mid) -> sp.csr_matrix:

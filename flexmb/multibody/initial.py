@@ -17,6 +17,13 @@ POSITION_TOL = 1e-8
 VELOCITY_TOL = 1e-8
 
 
+def refuse_joints(asm, analysis: str) -> None:
+    """Joints are solved in time integration only so far: say so instead of ignoring them."""
+    if asm.constraints is not None:
+        raise ModelError(f"{analysis}: the model has joints ({', '.join(j.name for j in asm.model.joints)}); "
+                         "joints are supported in time integration (fm.integrate) only so far")
+
+
 def _worst(asm, values: np.ndarray) -> str:
     cs = asm.constraints
     row = int(np.argmax(np.abs(values)))
