@@ -28,10 +28,11 @@ _SMALL = 1e-4        # below this angle (rad) the series expansions are used
 def skew(v: np.ndarray) -> np.ndarray:
     """Skew-symmetric matrix hat(v) with ``hat(v) a = v x a``; (..., 3) -> (..., 3, 3)."""
     v = np.asarray(v, dtype=float)
-    z = np.zeros(v.shape[:-1])
-    return np.stack([np.stack([z, -v[..., 2], v[..., 1]], -1),
-                     np.stack([v[..., 2], z, -v[..., 0]], -1),
-                     np.stack([-v[..., 1], v[..., 0], z], -1)], -2)
+    S = np.zeros(v.shape[:-1] + (3, 3))
+    S[..., 0, 1], S[..., 0, 2] = -v[..., 2], v[..., 1]
+    S[..., 1, 0], S[..., 1, 2] = v[..., 2], -v[..., 0]
+    S[..., 2, 0], S[..., 2, 1] = -v[..., 1], v[..., 0]
+    return S
 
 
 def axial(A: np.ndarray) -> np.ndarray:
