@@ -225,3 +225,16 @@ def test_statics_with_joints_is_refused_clearly():
     for analysis in (fm.load_control, fm.linear_buckling):
         with pytest.raises(fm.ModelError, match="joints are supported in time integration"):
             analysis(m)
+
+
+def test_readme_multibody_example_runs():
+    """The slider-crank of the README: joints hold, energy balance with the motor's work."""
+    from pathlib import Path
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    block = next(b for b in text.split("```python\n")[1:] if "add_rigid_body" in b).split("```")[0]
+    namespace: dict = {"fm": fm, "np": np}
+    exec(compile(block, "README multibody example", "exec"), namespace)
+    h = namespace["h"]
+    assert max(h.constraint_residual) < 1e-12
+    assert np.abs(h.total_energy - h.total_energy[0]).max() < 1e-8 * max(h.kinetic)
+    assert namespace["force"].shape == (len(h.t), 2)
