@@ -14,7 +14,6 @@ from contextlib import closing
 from pathlib import Path
 
 import numpy as np
-import scipy.sparse as sp
 
 from flexmb.assembly import Assembly
 from flexmb.integrators.newton import NewtonFailure, NewtonSettings, newton_solve
@@ -159,8 +158,7 @@ def _step(stepper: Scheme, s: State, dt: float, settings: NewtonSettings, histor
         res.g = res.g + ct.force
         scale = max(res.force_scale, float(np.linalg.norm(ct.force[free])))
         kappa = 100.0 * scale / length
-        K = jac + ct.K[free][:, free]
-        J = sp.bmat([[K, ct.G[:, free].T * lam_scale[0]], [kappa * ct.C[:, free], None]], format="csc")
+        J = cs.augmented(ct, jac, asm.dofs.free_position, lam_scale[0], kappa)
         return np.concatenate([res.g[free], kappa * ct.phi]), J, scale
 
     def update(x: np.ndarray, dx: np.ndarray) -> np.ndarray:

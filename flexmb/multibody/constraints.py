@@ -38,20 +38,37 @@ from flexmb.multibody.joints import Joint, Vector, joint_equations
 from flexmb.rotations import cayley_resolvent, exp_map, skew
 
 
+Triplets = tuple[np.ndarray, np.ndarray, np.ndarray]        # rows, columns, values of a sparse matrix
+
+
 @dataclass
 class ConstraintTerms:
     """Constraint quantities at one Newton iterate (global DOF numbering).
 
     ``phi`` (n_c,) values at the end state; ``force`` (n_dof,) the constraint force term
-    ``G^T lambda`` of the residual; ``G`` (n_c, n_dof) its gradient (mid-point: the discrete
-    one); ``C`` (n_c, n_dof) the Jacobian of phi; ``K`` (n_dof, n_dof) d(G^T lambda)/d(increment).
+    ``G^T lambda`` of the residual; as (row, column, value) triplets (duplicates add up):
+    ``g`` of G (n_c, n_dof), the force's gradient (mid-point: the discrete one), ``c`` of
+    C (n_c, n_dof), the Jacobian of phi, and ``k`` of K (n_dof, n_dof) = d(G^T lambda)/d(increment).
     """
 
     phi: np.ndarray
     force: np.ndarray
-    G: sp.csr_matrix
-    C: sp.csr_matrix
-    K: sp.csr_matrix
+    g: Triplets
+    c: Triplets
+    k: Triplets
+    n_dof: int
+
+    @property
+    def G(self) -> sp.csr_matrix:
+        return sp.csr_matrix((self.g[2], (self.g[0], self.g[1])), shape=(len(self.phi), self.n_dof))
+
+    @property
+    def C(self) -> sp.csr_matrix:
+        return sp.csr_matrix((self.c[2], (self.c[0], self.c[1])), shape=(len(self.phi), self.n_dof))
+
+    @property
+    def K(self) -> sp.csr_matrix:
+        return sp.csr_matrix((self.k[2], (self.k[0], self.k[1])), shape=(self.n_dof, self.n_dof))
 
 
 def _sigma(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -207,14 +224,18 @@ class ConstraintSystem:
         g = np.concatenate([self.l_c, s[:, None] * P[self.b_b], s[:, None] * P[self.b_a]]).reshape(-1, self.dim)
         return rows, vecs, g
 
-    def _matrix(self, rows: np.ndarray, vecs: np.ndarray, g: np.ndarray, M: np.ndarray) -> sp.csr_matrix:
+    def _matrix(self, rows: np.ndarray, vecs: np.ndarray, g: np.ndarray, M: np.ndarray) -> Triplets:
         """Sum over terms of g^T M_vector placed at (row, the vector's node DOFs), plus DOF terms."""
         vals = np.einsum("ki,kij->kj", g, M[vecs])                                  # (k, dim + n_rot)
         cols = self.v_cols[vecs]
         ok = cols >= 0
         r = np.broadcast_to(rows[:, None], cols.shape)[ok]
-        return sp.csr_matrix((np.concatenate([vals[ok], self.d_c]), (np.concatenate([r, self.d_row]),
-                              np.concatenate([cols[ok], self.d_dof]))), shape=(self.n, self.n_dof))
+        return (np.concatenate([r, self.d_row]), np.concatenate([cols[ok], self.d_dof]),
+                np.concatenate([vals[ok], self.d_c]))
+
+    def _transpose_times(self, m: Triplets, lam: np.ndarray) -> np.ndarray:
+        """M^T lambda (n_dof,) of a matrix given by triplets."""
+        return np.bincount(m[1], m[2] * lam[m[0]], minlength=self.n_dof)
 
     def evaluate(self, u1: np.ndarray, t1: float, lam: np.ndarray, u0: np.ndarray | None = None,
                  d: np.ndarray | None = None, t0: float | None = None) -> ConstraintTerms:
@@ -233,7 +254,8 @@ class ConstraintSystem:
             M = self._maps(r1, self._rotation_blocks(r1))
             rows, vecs, g = self._gradients(P1, s1)
             C = self._matrix(rows, vecs, g, M)
-            return ConstraintTerms(phi, C.T @ lam, C, C, self._tangent(rows, vecs, g, s1, lam, M, M, 1.0, r1, None))
+            return ConstraintTerms(phi, self._transpose_times(C, lam), C, C,
+                                   self._tangent(rows, vecs, g, s1, lam, M, M, 1.0, r1, None), self.n_dof)
         P0, r0 = self._start_vectors(u0)
         Pm, rm = 0.5 * (P0 + P1), 0.5 * (r0 + r1)
         sm = 0.5 * (self.scales(t0) + s1) if self.b_timed else s1
@@ -261,8 +283,8 @@ class ConstraintSystem:
         C = self._matrix(rows1, vecs1, g1, M1)
         rows, vecs, gm = self._gradients(Pm, sm)
         G = self._matrix(rows, vecs, gm, E)
-        return ConstraintTerms(phi, G.T @ lam, G, C,
-                               self._tangent(rows, vecs, gm, sm, lam, E, M1, 0.5, r1, (rm, extra)))
+        return ConstraintTerms(phi, self._transpose_times(G, lam), G, C,
+                               self._tangent(rows, vecs, gm, sm, lam, E, M1, 0.5, r1, (rm, extra)), self.n_dof)
 
     def _start_vectors(self, u0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`vectors` at a step's start state, kept while Newton iterates on the step."""
@@ -272,7 +294,7 @@ class ConstraintSystem:
         return self._start
 
     def _tangent(self, rows: np.ndarray, vecs: np.ndarray, g: np.ndarray, s: np.ndarray, lam: np.ndarray,
-                 E: np.ndarray, M: np.ndarray, half: float, r1: np.ndarray, mid) -> sp.csr_matrix:
+                 E: np.ndarray, M: np.ndarray, half: float, r1: np.ndarray, mid) -> Triplets:
         """d(G^T lambda)/d(increment) at fixed lambda, (n_dof, n_dof): the bilinear terms' coupling
         (g_a = s P_b moves with b's increment; P_m moves by half of it in the mid-point form) and
         the change of each vector's rotation map with its node's increment at fixed force f."""
@@ -311,9 +333,33 @@ class ConstraintSystem:
                               - 0.5 * sig[rot] * np.einsum("vi,vi->v", r1[rot], f[rot]))[:, None, None]
             add(cols, cols, blocks)
         if not entries_v:
-            return sp.csr_matrix((self.n_dof, self.n_dof))
-        return sp.csr_matrix((np.concatenate(entries_v), (np.concatenate(entries_r), np.concatenate(entries_c))),
-                             shape=(self.n_dof, self.n_dof))
+            empty = np.zeros(0, dtype=np.int64)
+            return empty, empty, np.zeros(0)
+        return np.concatenate(entries_r), np.concatenate(entries_c), np.concatenate(entries_v)
+
+    def augmented(self, ct: ConstraintTerms, jacobian: sp.csc_matrix, free_position: np.ndarray,
+                  lam_scale: float, kappa: float) -> sp.csc_matrix:
+        """Newton matrix [[J + K, G^T lam_scale], [kappa C, 0]] on the free DOFs and the
+        multipliers, from the free-free FE part ``jacobian`` (n_f, n_f)."""
+        nf = jacobian.shape[0]
+        fe = jacobian.tocoo()
+        fpos = free_position
+        blocks = [(fe.row, fe.col, fe.data)]
+        r, c, v = ct.k
+        rr, cc = fpos[r], fpos[c]
+        ok = (rr >= 0) & (cc >= 0)
+        blocks.append((rr[ok], cc[ok], v[ok]))
+        r, c, v = ct.g                                          # G^T: its columns become rows
+        cc = fpos[c]
+        ok = cc >= 0
+        blocks.append((cc[ok], nf + r[ok], lam_scale * v[ok]))
+        r, c, v = ct.c
+        cc = fpos[c]
+        ok = cc >= 0
+        blocks.append((nf + r[ok], cc[ok], kappa * v[ok]))
+        rows, cols, vals = (np.concatenate(x) for x in zip(*blocks))
+        n = nf + self.n
+        return sp.csc_matrix((vals, (rows, cols)), shape=(n, n))
 
     # ---------------------------------------------------------------- reactions
     def joint_reactions(self, u: np.ndarray, lam: np.ndarray, t: float, dofs: DofMap
