@@ -437,7 +437,8 @@ class TimeHistory(Result):
         return np.array(self.v)[:, self._layout().index(node, dof)]
 
     def energy_error(self) -> np.ndarray:
-        """|E(t) - E(0)| / K(0) (n_out,); a run starting at rest is scaled by its largest K."""
+        """|E(t) - E(0)| / K(0) (n_out,); a run starting at rest (K(0) below 1e-8 of the largest K)
+        is scaled by its largest K."""
         E = self.total_energy
         return np.abs(E - E[0]) / _reference(self.kinetic[0], max(self.kinetic))
 
@@ -532,8 +533,11 @@ class ModeShapes(Result):
 
 
 def _reference(initial: float, largest: float) -> float:
-    """Normalising value: the initial one, else the largest, else 1 (all zero)."""
-    return initial if initial > 0 else (largest if largest > 0 else 1.0)
+    """Normalising value: the initial one, else (a start at rest, or at round-off level, as a
+    prescribed motion's difference-quotient velocity gives) the largest, else 1 (all zero)."""
+    if initial > 1e-8 * largest:
+        return initial
+    return largest if largest > 0 else 1.0
 
 
 RESULT_KINDS: dict[str, type[Result]] = {cls.kind: cls for cls in (TimeHistory, StaticPath, ModeShapes)}

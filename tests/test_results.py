@@ -194,3 +194,10 @@ def test_progress_bar_shows_time_step_and_newton_iterations(capsys, monkeypatch)
     fm.load_control(m, 2)
     err = capsys.readouterr().err
     assert "load control" in err and "1/1" in err and "newton=" in err, err
+
+
+def test_energy_error_of_a_run_starting_at_round_off_kinetic_energy():
+    """A prescribed hub law starts with K(0) ~ 1e-25 J: the error is scaled by the largest K."""
+    h = fm.TimeHistory("mid-point", 0.1)
+    h.kinetic, h.strain, h.work = [1e-25, 1.0, 2.0], [0.0, 0.0, 0.0], [0.0, 1.0, 2.0 + 1e-9]
+    assert np.allclose(h.energy_error(), [0.0, 0.0, 0.5e-9], atol=1e-20)
