@@ -53,6 +53,9 @@ class Assembly:
         self._gravity_field[self.dofs.translations()] = model.gravity[None, :]
         #: the joints' constraint equations, None without joints
         self.constraints = ConstraintSystem(model.joints, self.dofs) if model.joints else None
+        #: (group index, kernels) of the groups with a configuration-dependent mass
+        self.configuration_masses = [(i, k) for i, (g, X) in enumerate(zip(self.groups, self._X))
+                                     if (k := g.configuration_mass(X)) is not None]
 
     # ----------------------------------------------------------------- pattern
     def _build_pattern(self) -> None:
@@ -325,9 +328,68 @@ class Assembly:
         R = self.rotation_matrices(u)
         return R @ self.rotary_inertia @ R.transpose(0, 2, 1)
 
+    # ------------------------------------------- configuration-dependent mass
+    def _group_vector(self, i: int, fe: np.ndarray) -> np.ndarray:
+        return np.bincount(self._edofs[i].ravel(), weights=fe.ravel(), minlength=self.n_dof)
+
+    def _group_matrix_data(self, i: int, Ke: np.ndarray) -> np.ndarray:
+        return np.bincount(self._entry_positions[i], weights=Ke.reshape(-1)[self._entry_sources[i]],
+                           minlength=self.nnz)
+
+    def mid_point_inertia(self, u0: np.ndarray, u1: np.ndarray, v0: np.ndarray, dt: float
+                          ) -> tuple[np.ndarray, np.ndarray]:
+        """Energy-conserving inertia force (n_dof,) of the configuration-dependent masses over a
+        step and its derivative w.r.t. u1, data (nnz,)."""
+        f, data = np.zeros(self.n_dof), np.zeros(self.nnz)
+        for i, kernels in self.configuration_masses:
+            ed = self._edofs[i]
+            F, J = kernels.mid_point_inertia(u0[ed], u1[ed], v0[ed], dt)
+            f += self._group_vector(i, F)
+            data += self._group_matrix_data(i, J)
+        return f, data
+
+    def end_point_inertia(self, u: np.ndarray, v: np.ndarray, a: np.ndarray) -> np.ndarray:
+        """Lagrange inertia force M(u) a + (dp/du) v - dT/du (n_dof,) of the configuration-dependent masses."""
+        f = np.zeros(self.n_dof)
+        for i, kernels in self.configuration_masses:
+            ed = self._edofs[i]
+            f += self._group_vector(i, kernels.end_point_force(u[ed], v[ed], a[ed]))
+        return f
+
+    def end_point_inertia_tangent(self, u: np.ndarray, v: np.ndarray, a: np.ndarray, dv_du: float,
+                                  da_du: float, h: float = 1e-7) -> np.ndarray:
+        """d(end_point_inertia)/du along a scheme's kinematics (v, a moving with u at the rates
+        dv_du, da_du), data (nnz,), by central differences per element DOF (the force itself
+        uses complex steps)."""
+        data = np.zeros(self.nnz)
+        for i, kernels in self.configuration_masses:
+            ed = self._edofs[i]
+            ue, ve, ae = u[ed], v[ed], a[ed]
+            J = np.empty(ue.shape + (ue.shape[1],))
+            for j in range(ue.shape[1]):
+                e = np.zeros_like(ue)
+                e[:, j] = h
+                J[:, :, j] = (kernels.end_point_force(ue + e, ve + dv_du * e, ae + da_du * e)
+                              - kernels.end_point_force(ue - e, ve - dv_du * e, ae - da_du * e)) / (2.0 * h)
+            data += self._group_matrix_data(i, J)
+        return data
+
+    def configuration_mass_data(self, u: np.ndarray) -> np.ndarray:
+        """M(u) of the configuration-dependent masses, data (nnz,)."""
+        data = np.zeros(self.nnz)
+        for i, kernels in self.configuration_masses:
+            data += self._group_matrix_data(i, kernels.mass_matrix(u[self._edofs[i]]))
+        return data
+
     def kinetic_energy(self, v: np.ndarray, u: np.ndarray | None = None) -> float:
-        """Kinetic energy (J); u is needed when 3D nodes carry rotary inertia."""
+        """Kinetic energy (J); u is needed when 3D nodes carry rotary inertia or a mass depends
+        on the configuration."""
         T = 0.5 * float(v @ (self.mass @ v))
+        if self.configuration_masses:
+            if u is None:
+                raise ValueError("kinetic_energy: the model has configuration-dependent masses, pass u")
+            T += sum(float(k.kinetic_energy(u[self._edofs[i]], v[self._edofs[i]]).sum())
+                     for i, k in self.configuration_masses)
         if self.rotation_nodes.size and np.any(self.rotary_inertia):
             if u is None:
                 raise ValueError("kinetic_energy: the model has spatial rotary inertia, pass u")
@@ -347,6 +409,8 @@ class Assembly:
         if self.model.dim == 2:
             rot = self.dofs.first[self.dofs.has_rotations] + 2
             L = np.array([np.sum(x[:, 0] * pt[:, 1] - x[:, 1] * pt[:, 0]) + p[rot].sum()])
+            L += sum(float(k.angular_momentum(u[self._edofs[i]], v[self._edofs[i]]).sum())
+                     for i, k in self.configuration_masses)
         else:
             L = np.cross(x, pt).sum(axis=0)
             if self.rotation_nodes.size:

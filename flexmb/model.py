@@ -160,11 +160,13 @@ class Model:
 
     def add_beam2d(self, connectivity: np.ndarray, EA: float | np.ndarray, EI: float | np.ndarray,
                    rho_A: float | np.ndarray = 0.0, rho_I: float | np.ndarray = 0.0,
-                   mass: str = "lumped", name: str = "beam2d") -> Beam2D:
-        """Add planar co-rotational beams (n_el, 2): EA in N, EI in N m^2, rho_A in kg/m, rho_I in kg m."""
+                   mass: str = "lumped", name: str = "beam2d", second_order: bool = False) -> Beam2D:
+        """Add planar co-rotational beams (n_el, 2): EA in N, EI in N m^2, rho_A in kg/m, rho_I in kg m;
+        ``mass`` ``"lumped"``, ``"consistent"`` or ``"cubic"``, ``second_order`` the bowing term
+        (see :class:`~flexmb.elements.beam2d.Beam2D`)."""
         if self.dim != 2:
             raise ModelError(f"add_beam2d needs a 2D model, this one is {self.dim}D")
-        return self.add_group(Beam2D(connectivity, EA, EI, rho_A, rho_I, mass, name))
+        return self.add_group(Beam2D(connectivity, EA, EI, rho_A, rho_I, mass, name, second_order))
 
     def add_beam3d(self, connectivity: np.ndarray, EA: float | np.ndarray, GJ: float | np.ndarray,
                    EI_y: float | np.ndarray, EI_z: float | np.ndarray, **section) -> Beam3D:

@@ -129,6 +129,11 @@ class ElementGroup(ABC):
     def axial_strain(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
         """Co-rotational axial strain (l - l0)/l0 (n_el,)."""
 
+    def configuration_mass(self, X: np.ndarray):
+        """Kernels of a configuration-dependent mass (see :mod:`flexmb.elements.hermite_mass2d`),
+        or None when all of the element's mass is in :meth:`mass_matrix`."""
+        return None
+
     @abstractmethod
     def mass_matrix(self, X: np.ndarray) -> np.ndarray:
         """Constant mass matrix (n_el, ndof_el, ndof_el), kg and kg m^2."""

@@ -10,6 +10,15 @@ long as each |tb_i| < pi. Local forces (their eq. 34, Kirchhoff beam, no shallow
 and ``q = B^T [N, M1, M2]`` with rows ``r = [-e, 0, e, 0]`` and ``b_i = z / l + e_theta_i``,
 ``z = [n, 0, -n, 0]``, e the chord direction and n = e rotated by +90 degrees (their eq. 37).
 
+Second-order strain (``second_order=True``, Meijaard 1993, the planar form of his eq. 16): the
+elongation includes the shortening of the chord by the bending of the element,
+
+    e = l - l0 + l0/30 (2 tb1^2 - tb1 tb2 + 2 tb2^2),    N = EA e / l0,
+
+which gives the element its own geometric stiffness ``N l0/30 [[4, -1], [-1, 4]]`` on the local
+rotations (centrifugal stiffening of a spinning beam, axial-force effects within an element).
+The bending moments are then ``M_eff = M + N l0/30 [[4, -1], [-1, 4]] tb`` in q = N r + M_eff . b.
+
 Mid-point force (averaged-B, their eq. 38): ``q_m = N_av r_m + M_av,1 b_1m + M_av,2 b_2m`` with
 end-of-step averages N_av, M_av and B rows chosen so that ``B_m (p_{n+1} - p_n)`` is the exact
 increment of (l, tb1, tb2):
@@ -25,10 +34,12 @@ increment of (l, tb1, tb2):
   Angular momentum is conserved only to O(d_alpha^3) per step, through the bending part:
   exact energy and an exactly torque-free averaged B cannot both hold with this chord angle.
 
-Mass: translational ``lumped`` (rho A l0 / 2 per node) or ``consistent`` (linear interpolation,
-constant under rotation); rotary inertia lumped at the nodes, ``rho_I l0 / 2`` each, with
-``rho_I`` the mass moment of inertia per unit length (kg m). A consistent cubic (Hermitian)
-mass depends on the chord orientation and would break the constant-mass energy identity.
+Mass: translational ``lumped`` (rho A l0 / 2 per node), ``consistent`` (linear interpolation,
+constant under rotation) or ``cubic`` (the Hermitian consistent mass turned with the nodal
+rotations, configuration dependent, with its own energy-conserving mid-point inertia: see
+:mod:`flexmb.elements.hermite_mass2d`; the accurate choice for few elements per member);
+rotary inertia lumped at the nodes, ``rho_I l0 / 2`` each, with ``rho_I`` the mass moment of
+inertia per unit length (kg m).
 """
 from __future__ import annotations
 
@@ -36,6 +47,7 @@ import numpy as np
 
 from flexmb.elements.base import ElementGroup
 from flexmb.elements.corotational import Chord, chord
+from flexmb.elements.hermite_mass2d import HermiteMass2D
 
 _TRANS = np.array([0, 1, 3, 4])
 _R90 = np.array([[0.0, -1.0], [1.0, 0.0]])
@@ -62,23 +74,25 @@ class Beam2D(ElementGroup):
     connectivity : (n_el, 2) node indices.
     EA : axial stiffness (N); EI : bending stiffness (N m^2).
     rho_A : mass per length (kg/m); rho_I : rotary inertia per length (kg m), default 0.
-    mass : ``"lumped"`` or ``"consistent"`` translational mass (see module docstring).
+    mass : ``"lumped"``, ``"consistent"`` or ``"cubic"`` translational mass (see module docstring).
+    second_order : include the second-order (bowing) term of the elongation (module docstring).
     """
 
     has_rotations = True
 
     def __init__(self, connectivity: np.ndarray, EA: float | np.ndarray, EI: float | np.ndarray,
                  rho_A: float | np.ndarray = 0.0, rho_I: float | np.ndarray = 0.0,
-                 mass: str = "lumped", name: str = "beam2d") -> None:
+                 mass: str = "lumped", name: str = "beam2d", second_order: bool = False) -> None:
         super().__init__(connectivity, 2, name)
         n = self.n_elements
         self.EA = self._per_element(EA, n, "EA", name)
         self.EI = self._per_element(EI, n, "EI", name)
         self.rho_A = self._per_element(rho_A, n, "rho_A", name, positive=False)
         self.rho_I = self._per_element(rho_I, n, "rho_I", name, positive=False)
-        if mass not in ("lumped", "consistent"):
-            raise ValueError(f"{name}: mass must be 'lumped' or 'consistent', got {mass!r}")
+        if mass not in ("lumped", "consistent", "cubic"):
+            raise ValueError(f"{name}: mass must be 'lumped', 'consistent' or 'cubic', got {mass!r}")
         self.mass = mass
+        self.second_order = bool(second_order)
 
     # -------------------------------------------------------------- kinematics
     @staticmethod
@@ -99,10 +113,21 @@ class Beam2D(ElementGroup):
         dot = np.einsum("ei,eni->en", e, d)
         return np.arctan2(cross, dot)                                    # (n_el, 2)
 
+    def _bowing(self, l0: np.ndarray, tb: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Second-order elongation l0/30 (2 tb1^2 - tb1 tb2 + 2 tb2^2) (n_el,), its gradient
+        (n_el, 2) and Hessian (n_el, 2, 2) in tb; zero without the second-order term."""
+        if not self.second_order:
+            z = np.zeros(len(l0))
+            return z, np.zeros_like(tb), np.zeros((len(l0), 2, 2))
+        H = (l0 / 30.0)[:, None, None] * np.array([[4.0, -1.0], [-1.0, 4.0]])
+        grad = np.einsum("eij,ej->ei", H, tb)
+        return 0.5 * np.einsum("ei,ei->e", tb, grad), grad, H
+
     def _local_forces(self, X: np.ndarray, u: np.ndarray):
+        """Chord, local rotations tb (n_el, 2), N (n_el,), bending moments M = k tb (n_el, 2), k."""
         c = self._chord(X, u)
         tb = self._local_rotations(c, u)
-        N = self.EA * c.stretch / c.l0                                   # (n_el,)
+        N = self.EA * (c.stretch + self._bowing(c.l0, tb)[0]) / c.l0    # (n_el,)
         k = (self.EI / c.l0)[:, None, None] * np.array([[4.0, 2.0], [2.0, 4.0]])  # (n_el, 2, 2)
         M = np.einsum("eij,ej->ei", k, tb)                               # (n_el, 2)
         return c, tb, N, M, k
@@ -129,17 +154,18 @@ class Beam2D(ElementGroup):
         return self._local_rotations(self._chord(X, u), u)
 
     def internal_force(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
-        c, _, N, M, _ = self._local_forces(X, u)
-        r, b = self._b_rows(c)
-        return N[:, None] * r + np.einsum("ei,eij->ej", M, b)
+        return self.force_and_tangent(X, u)[0]
 
     def force_and_tangent(self, X: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        c, _, N, M, k = self._local_forces(X, u)
+        c, tb, N, M, k = self._local_forces(X, u)
+        _, grad, H = self._bowing(c.l0, tb)
         r, b = self._b_rows(c)
-        q = N[:, None] * r + np.einsum("ei,eij->ej", M, b)              # (n_el, 6)
-        material = ((self.EA / c.l0)[:, None, None] * (r[:, :, None] * r[:, None, :])
-                    + b.transpose(0, 2, 1) @ (k @ b))
-        return q, material + self._geometric(c, r, b, N, M)
+        M_eff = M + N[:, None] * grad                                    # (n_el, 2)
+        q = N[:, None] * r + np.einsum("ei,eij->ej", M_eff, b)          # (n_el, 6)
+        a = r + np.einsum("ei,eij->ej", grad, b)                         # de/dp
+        material = ((self.EA / c.l0)[:, None, None] * (a[:, :, None] * a[:, None, :])
+                    + b.transpose(0, 2, 1) @ ((k + N[:, None, None] * H) @ b))
+        return q, material + self._geometric(c, r, b, N, M_eff)
 
     @staticmethod
     def _geometric(c: Chord, r: np.ndarray, b: np.ndarray, N: np.ndarray, M: np.ndarray) -> np.ndarray:
@@ -171,21 +197,32 @@ class Beam2D(ElementGroup):
     def geometric_stiffness(self, X: np.ndarray, u: np.ndarray, stresses: np.ndarray) -> np.ndarray:
         """Part of the tangent linear in given stresses [N, M1, M2] (n_el, 3): (n_el, 6, 6)."""
         c = self._chord(X, u)
+        tb = self._local_rotations(c, u)
+        _, grad, H = self._bowing(c.l0, tb)
         r, b = self._b_rows(c)
-        return self._geometric(c, r, b, stresses[:, 0], stresses[:, 1:])
+        N = stresses[:, 0]
+        M_eff = stresses[:, 1:] + N[:, None] * grad
+        return (self._geometric(c, r, b, N, M_eff)
+                + N[:, None, None] * (b.transpose(0, 2, 1) @ H @ b))
 
     def strain_energy(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
-        c, tb, _, M, _ = self._local_forces(X, u)
-        return 0.5 * self.EA * c.stretch**2 / c.l0 + 0.5 * np.einsum("ei,ei->e", tb, M)
+        c, tb, N, M, _ = self._local_forces(X, u)
+        return 0.5 * N**2 * c.l0 / self.EA + 0.5 * np.einsum("ei,ei->e", tb, M)
 
     def mass_matrix(self, X: np.ndarray) -> np.ndarray:
+        """Constant mass (n_el, 6, 6): translational (none for ``cubic``) and lumped rotary inertia."""
         l0 = np.linalg.norm(X[:, 1] - X[:, 0], axis=1)
         m = self.rho_A * l0                                              # (n_el,) kg
-        pattern = np.diag([0.5, 0.5]) if self.mass == "lumped" else np.array([[2.0, 1.0], [1.0, 2.0]]) / 6.0
         Me = np.zeros((self.n_elements, 6, 6))
-        Me[:, _TRANS[:, None], _TRANS[None, :]] = m[:, None, None] * np.kron(pattern, np.eye(2))[None]
+        if self.mass != "cubic":
+            pattern = np.diag([0.5, 0.5]) if self.mass == "lumped" else np.array([[2.0, 1.0], [1.0, 2.0]]) / 6.0
+            Me[:, _TRANS[:, None], _TRANS[None, :]] = m[:, None, None] * np.kron(pattern, np.eye(2))[None]
         Me[:, 2, 2] = Me[:, 5, 5] = 0.5 * self.rho_I * l0
         return Me
+
+    def configuration_mass(self, X: np.ndarray) -> HermiteMass2D | None:
+        """Kernels of the configuration-dependent (``cubic``) translational mass, else None."""
+        return HermiteMass2D(X, self.rho_A) if self.mass == "cubic" else None
 
     # ------------------------------------------------------- mid-point kernels
     def mid_point_force(self, X: np.ndarray, u0: np.ndarray, u1: np.ndarray) -> np.ndarray:
@@ -202,10 +239,14 @@ class Beam2D(ElementGroup):
         # instead of being wrapped into (-pi, pi] again: with wrapping, an iterate whose node
         # lags the chord by a full turn would be a (spurious, energy-violating) solution.
         tb1 = tb0 + (u1[:, [2, 5]] - u0[:, [2, 5]]) - dalpha[:, None]   # (n_el, 2)
-        N1 = self.EA * c1.stretch / c1.l0
+        bow1, grad1, H = self._bowing(c1.l0, tb1)
+        N1 = self.EA * (c1.stretch + bow1) / c1.l0
         M1 = np.einsum("eij,ej->ei", k, tb1)
         N_av = 0.5 * (N0 + N1)                                           # (n_el,)
-        M_av = 0.5 * (M0 + M1)                                           # (n_el, 2)
+        # the bowing term is quadratic in tb: its gradient at the mid-point is its exact
+        # discrete gradient, so N_av (r_m + b_m^T grad_m) . dp is the exact energy increment
+        grad_m = self._bowing(c1.l0, 0.5 * (tb0 + tb1))[1]
+        M_av = 0.5 * (M0 + M1) + N_av[:, None] * grad_m                  # (n_el, 2), effective
         x21m = 0.5 * (c0.x21 + c1.x21)                                   # (n_el, 2)
         l_av = 0.5 * (c0.l + c1.l)                                       # (n_el,)
         r_m = (x21m @ _J) / l_av[:, None]                                # (n_el, 6)
@@ -223,9 +264,12 @@ class Beam2D(ElementGroup):
         r1, b1 = self._b_rows(c1)
         e1 = c1.e
         n1 = e1 @ _R90.T
-        # averaged forces: d N_av = EA/(2 l0) r1 dp, d M_av = k/2 b1 dp
-        Kt = (0.5 * (self.EA / c1.l0)[:, None, None] * (r_m[:, :, None] * r1[:, None, :])
-              + 0.5 * b_m.transpose(0, 2, 1) @ (k @ b1))
+        # averaged forces: d N_av = EA/(2 l0) a1 dp with a = de/dp = r + b^T grad,
+        # d M_av = (k + N_av H)/2 b1 dp; the force rows are a_m = r_m + b_m^T grad_m
+        a1 = r1 + np.einsum("ei,eij->ej", grad1, b1)
+        a_m = r_m + np.einsum("ei,eij->ej", grad_m, b_m)
+        Kt = (0.5 * (self.EA / c1.l0)[:, None, None] * (a_m[:, :, None] * a1[:, None, :])
+              + 0.5 * b_m.transpose(0, 2, 1) @ ((k + N_av[:, None, None] * H) @ b1))
         # d r_m = J^T [I - x21_m e1^T / l_av] J dp / (2 l_av)
         A = np.eye(2)[None] - np.einsum("ei,ej->eij", x21m, e1) / l_av[:, None, None]
         Kt += (N_av / (2.0 * l_av))[:, None, None] * (_J.T @ A @ _J)

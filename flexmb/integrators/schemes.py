@@ -194,6 +194,9 @@ class MidPoint(Scheme):
         f_m = 0.5 * (asm.external_force(s.t) + asm.external_force(s.t + dt))
         inertia = asm.mass @ a_m
         data = k_data + (2.0 / dt**2) * asm.mass_data
+        if asm.configuration_masses:
+            f_c, d_c = asm.mid_point_inertia(s.u, u1, s.v, dt)
+            inertia, data = inertia + f_c, data + d_c
         rd = asm.rotation_dofs
         if rd.size:
             R0, R1, Om1 = rates
@@ -254,6 +257,9 @@ class Newmark(Scheme):
         free = asm.dofs.free
         rhs = asm.external_force(t0) - asm.internal_force(u0)
         data = asm.mass_data
+        if asm.configuration_masses:
+            rhs -= asm.end_point_inertia(u0, v0, np.zeros_like(u0))
+            data = data + asm.configuration_mass_data(u0)
         rd = asm.rotation_dofs
         if rd.size:
             Js = asm.spatial_inertia(u0)
@@ -264,7 +270,7 @@ class Newmark(Scheme):
         cs = asm.constraints
         if cs is None:
             a0[free] = spla.splu(asm.free_matrix(data)).solve(rhs[free])
-            reaction = asm.mass @ a0 - rhs
+            reaction = self._mass_times(u0, a0) - rhs
             reaction[free] = 0.0
             return State(t0, u0.copy(), v0.copy(), a0, reaction, lam=np.zeros(0), constraint_force=np.zeros_like(u0))
         # with joints: [[M, C^T], [C, 0]] [a; lambda] = [f - q; -kappa], kappa = d^2 Phi / dt^2 at
@@ -280,9 +286,17 @@ class Newmark(Scheme):
         sol = spla.splu(A).solve(np.concatenate([rhs[free], -kappa]))
         a0[free], lam = sol[:nf], sol[nf:]
         force = C.T @ lam
-        reaction = asm.mass @ a0 - rhs + force
+        reaction = self._mass_times(u0, a0) - rhs + force
         reaction[free] = 0.0
         return State(t0, u0.copy(), v0.copy(), a0, reaction, lam=lam, constraint_force=force)
+
+    def _mass_times(self, u: np.ndarray, a: np.ndarray) -> np.ndarray:
+        """M(u) a (n_dof,) with the constant and the configuration-dependent masses."""
+        out = self.asm.mass @ a
+        if self.asm.configuration_masses:
+            zero = np.zeros_like(a)
+            out += self.asm.end_point_inertia(u, zero, a)
+        return out
 
     def _body_rates(self, s: State, dt: float, u1: np.ndarray, d: np.ndarray):
         """theta (n_r, 3), R_n, R_{n+1}, Omega_{n+1}, A_{n+1} (body frame) of the rotating 3D nodes."""
@@ -320,6 +334,9 @@ class Newmark(Scheme):
         f1 = asm.external_force(s.t + dt)
         inertia = asm.mass @ a1
         data = k_data + (4.0 / dt**2) * asm.mass_data
+        if asm.configuration_masses:
+            inertia = inertia + asm.end_point_inertia(u1, v1, a1)
+            data = data + asm.end_point_inertia_tangent(u1, v1, a1, 2.0 / dt, 4.0 / dt**2)
         rd = asm.rotation_dofs
         if rd.size:
             theta, R0, R1, Om1, A1 = rates

@@ -239,7 +239,7 @@ def build(n_elements: int, omega: float, slider_mass: float = 0.0,
     s = np.linspace(0.0, ROD, n_elements + 1)
     nodes = model.add_nodes(np.c_[CRANK + s, np.zeros_like(s)])
     model.add_beam2d(np.c_[nodes[:-1], nodes[1:]], EA=EA, EI=EI, rho_A=RHO_A, rho_I=RHO_I, mass=mass,
-                     name="rod")
+                     name="rod", second_order=True)
     model.prescribe(nodes[0], "ux", lambda t: CRANK * (np.cos(omega * t) - 1.0))
     model.prescribe(nodes[0], "uy", lambda t: CRANK * np.sin(omega * t))
     model.fix(nodes[-1], "uy")

@@ -89,7 +89,7 @@ def build(beam: SpinUpBeam, n_elements: int, mass: str = MASS) -> tuple[fm.Assem
     x = np.linspace(0.0, beam.length, n_elements + 1)
     nodes = model.add_nodes(np.c_[x, np.zeros_like(x)])
     model.add_beam2d(np.c_[nodes[:-1], nodes[1:]], EA=beam.EA, EI=beam.EI, rho_A=beam.rho_A, rho_I=beam.rho_I,
-                     mass=mass, name="beam")
+                     mass=mass, name="beam", second_order=True)
     model.fix(nodes[0], ["ux", "uy"])
     model.prescribe(nodes[0], "rz", beam.psi)
     return fm.Assembly(model), nodes
