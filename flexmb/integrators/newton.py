@@ -6,7 +6,10 @@ mid-point tangent is non-symmetric and is never symmetrised.
 Convergence: ``|r| <= residual_tol * force_scale`` (force_scale is the largest of the force
 terms in the residual, supplied by the caller), or, once the residual has reached the level
 where round-off dominates (stiff bars: ``|r| <= 1e-6 force_scale``), the correction
-``|dx| <= increment_tol * length_scale``.
+``|dx| <= increment_tol * length_scale``, or (stagnation at that level) the residual stopped
+decreasing for two iterations while the corrections stay below ``stagnation_tol * length_scale``:
+the residual has reached its round-off floor (about eps EA for stiff members), where further
+iterations only move round-off around.
 """
 from __future__ import annotations
 
@@ -27,6 +30,8 @@ class NewtonSettings:
     max_iterations: int = 40
     #: the residual must be at least this small (relative) before the increment criterion counts
     increment_gate: float = 1e-6
+    #: corrections (relative to the length scale) below which a stalled residual counts as converged
+    stagnation_tol: float = 1e-9
 
 
 @dataclass
@@ -107,6 +112,20 @@ def newton_solve(residual_and_jacobian: ResidualFunction, x0: np.ndarray, length
         if dn <= s.increment_tol * length_scale and rn <= s.increment_gate * scale:
             log.converged, log.criterion = True, "increment"
             return x, log
+        if _stagnated(log, s, length_scale):
+            log.converged, log.criterion = True, "stagnation"
+            return x, log
     raise NewtonFailure(f"no convergence in {s.max_iterations} iterations "
                         f"(|r|/F = {log.residual_norms[-1] / log.force_scale:.3e})", log)
+
+
+def _stagnated(log: NewtonLog, s: NewtonSettings, length_scale: float) -> bool:
+    """The last three residuals are at the round-off level and none of the last two halved the
+    smallest before them, while the last two corrections were tiny."""
+    r, f, d = log.residual_norms, log.force_scales, log.increment_norms
+    if len(r) < 3 or len(d) < 2:
+        return False
+    tiny = all(dn <= s.stagnation_tol * length_scale for dn in d[-2:])
+    low = all(rk <= s.increment_gate * fk for rk, fk in zip(r[-3:], f[-3:]))
+    return tiny and low and min(r[-2:]) > 0.5 * r[-3]
 

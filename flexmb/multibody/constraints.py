@@ -366,24 +366,35 @@ class ConstraintSystem:
                         ) -> list[tuple[np.ndarray, np.ndarray]]:
         """Per joint the force (dim,) and moment (3D (3,), 2D (1,)) that the joint exerts on side B
         (on side A, negated, if B is the ground), reduced to the joint point and written in the
-        joint frame carried by side A (N, N m). ``lam`` (n_c,) are the multipliers at state u."""
-        dim = self.dim
-        C = self.evaluate(u, t, np.zeros(self.n)).C
-        out = []
-        for joint, rows in zip(self.joints, self.joint_rows):
-            generalized = -(C[rows].T @ lam[rows])                  # force of the joint on the system
-            node, sign = (joint.b, 1.0) if joint.b >= 0 else (joint.a, -1.0)
-            first = dofs.first[node]
-            f = sign * generalized[first:first + dim]
-            m = sign * generalized[first + dim:first + dim + self.n_rot] if dofs.has_rotations[node] \
-                else np.zeros(self.n_rot)
-            R = self._node_rotation(u, node, dofs)
-            lever = R @ (joint.at[:dim] - dofs.model.coordinates[node])
+        joint frame carried by side A (N, N m), at the state u with the multipliers lam (n_c,).
+
+        In the mid-point scheme the multipliers are the step's average constraint forces (they
+        act at the middle of the step); a mechanism without free motion shows them alternating
+        about the mid-step value from step to step, so average two steps for the forces at a
+        step's end.
+        """
+        dim, n_rot = self.dim, self.n_rot
+        rows, cols, vals = self.evaluate(u, t, np.zeros(self.n)).c
+        row_joint = np.repeat(np.arange(len(self.joints)), [r.stop - r.start for r in self.joint_rows])
+        sides = np.array([(j.b, 1.0) if j.b >= 0 else (j.a, -1.0) for j in self.joints])
+        node, sign = sides[:, 0].astype(np.int64), sides[:, 1]                 # (n_j,)
+        first = dofs.first[node]
+        # generalized force of each joint on its side's node DOFs: -(C^T lambda) there
+        local = cols - first[row_joint[rows]]
+        width = dim + n_rot * dofs.has_rotations[node[row_joint[rows]]]
+        ok = (local >= 0) & (local < width)
+        out = np.zeros((len(self.joints), dim + n_rot))
+        np.add.at(out, (row_joint[rows][ok], local[ok]), -vals[ok] * lam[rows][ok])
+        out *= sign[:, None]
+        result = []
+        for k, joint in enumerate(self.joints):
+            f, m = out[k, :dim], out[k, dim:]
+            R = self._node_rotation(u, int(node[k]), dofs)
+            lever = R @ (joint.at[:dim] - dofs.model.coordinates[node[k]])
             m = m - (np.cross(lever, f) if dim == 3 else np.array([lever[0] * f[1] - lever[1] * f[0]]))
-            frame = joint.frame[:dim, :dim]
-            carried = (self._node_rotation(u, joint.a, dofs) if joint.a >= 0 else np.eye(dim)) @ frame
-            out.append((carried.T @ f, (carried.T @ m) if dim == 3 else m))
-        return out
+            carried = (self._node_rotation(u, joint.a, dofs) if joint.a >= 0 else np.eye(dim)) @ joint.frame[:dim, :dim]
+            result.append((carried.T @ f, (carried.T @ m) if dim == 3 else m))
+        return result
 
     def _node_rotation(self, u: np.ndarray, node: int, dofs: DofMap) -> np.ndarray:
         """Rotation matrix (dim, dim) of a node (identity without rotations)."""

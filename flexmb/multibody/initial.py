@@ -13,6 +13,7 @@ import scipy.sparse.linalg as spla
 from flexmb.model import ModelError
 
 #: tolerances of the check, relative to the model size (positions) and to the largest speed
+#: (at least the model size per second)
 POSITION_TOL = 1e-8
 VELOCITY_TOL = 1e-8
 
@@ -43,8 +44,11 @@ def check_initial_state(asm, u0: np.ndarray, v0: np.ndarray, t0: float) -> None:
                          f"(tolerance {POSITION_TOL * length:.3g}); flexmb.consistent_initial_state "
                          "projects a guess onto the joints")
     rate = cs.evaluate(u0, t0, np.zeros(cs.n)).C @ v0 + cs.time_derivative(u0, t0)
-    speed = max(float(np.abs(v0).max(initial=0.0)), float(np.abs(cs.time_derivative(u0, t0)).max(initial=0.0)))
-    if np.abs(rate).max(initial=0.0) > VELOCITY_TOL * max(speed, 1e-12):
+    # speeds relative to the largest one, but at least the model size per second: a drive that
+    # starts from rest has a difference-quotient rate of round-off size
+    speed = max(float(np.abs(v0).max(initial=0.0)), float(np.abs(cs.time_derivative(u0, t0)).max(initial=0.0)),
+                length)
+    if np.abs(rate).max(initial=0.0) > VELOCITY_TOL * speed:
         raise ModelError(f"initial velocities violate {_worst(asm, rate)}: C v0 + dPhi/dt = "
                          f"{np.abs(rate).max():.3g} (speeds up to {speed:.3g}); "
                          "flexmb.consistent_initial_state projects them onto the joints")
