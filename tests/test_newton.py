@@ -164,3 +164,28 @@ def test_non_finite_residual_raises():
     with pytest.raises(NewtonFailure, match="not finite") as info:
         newton_solve(residual, np.array([1000.0]), 1.0)
     assert len(info.value.log.residual_norms) == 2
+
+
+def test_residual_stalled_at_round_off_counts_as_converged_only_when_small():
+    """A residual with a noise floor: converged ("stagnation") when the floor is below the
+    increment gate and the corrections are tiny, a failure when the floor is large."""
+    import scipy.sparse as sp
+
+    from flexmb.integrators.newton import NewtonFailure, NewtonSettings, newton_solve
+
+    for floor, should_converge in ((5e-9, True), (1e-3, False)):
+        calls = [0]
+
+        def residual(x, floor=floor, calls=calls):
+            calls[0] += 1
+            noise = floor * (1.0 if calls[0] % 2 else -1.0)         # round-off that does not go away
+            # a stiff DOF (1e3 N/m) with force scale 1 N: the floor's corrections are 1e-3 of it
+            return np.array([1e3 * (x[0] - 1.0) + noise]), sp.csc_matrix([[1e3]]), 1.0
+
+        settings = NewtonSettings(residual_tol=1e-10, increment_tol=1e-16, max_iterations=10)
+        if should_converge:
+            x, log = newton_solve(residual, np.array([0.0]), 1.0, settings)
+            assert log.criterion == "stagnation" and abs(x[0] - 1.0) < 1e-8
+        else:
+            with pytest.raises(NewtonFailure, match="no convergence"):
+                newton_solve(residual, np.array([0.0]), 1.0, settings)
