@@ -14,7 +14,7 @@ from flexmb.validation.registry import discover_cases, load_module
 from flexmb.validation.report import CaseReport, Check
 
 _COLUMNS = ("case", "quantity", "flexmb", "reference", "source", "rel. error", "pass")
-_WIDTHS = (18, 50, 11, 12, 36, 10, 4)
+_WIDTHS = (24, 50, 11, 12, 36, 10, 4)
 
 
 def _json_default(obj):
