@@ -8,15 +8,17 @@ angle is prescribed,
     psi(t) = (omega_s / T_s) [t^2 / 2 + (T_s / (2 pi))^2 (cos(2 pi t / T_s) - 1)],  t <= T_s,
     psi(t) = omega_s (t - T_s / 2),  t > T_s,
 
-with omega_s = 4 rad/s, T_s = 15 s. Beam2D elements with EA = E A, EI = E I, rho_A = rho A,
-rho_I = rho I (consistent translational mass, see the JSON's mass_reason); root node ux = uy = 0,
-rz = psi(t); starts at rest. Mid-point scheme to t = 20 s, dt = 0.005 s (quick: 0.01 s).
+with omega_s = 4 rad/s, T_s = 15 s. Meijaard's planar beam element, ``Beam2D(mass="cubic",
+second_order=True)`` (cubic consistent mass turned with the nodes, second-order strain, axial
+deformation and rotary inertia included), with EA = E A, EI = E I, rho_A = rho A, rho_I = rho I;
+root node ux = uy = 0, rz = psi(t); starts at rest. Mid-point scheme to t = 20 s, dt = 0.005 s
+(quick: 0.02 s).
 
 Output: lateral tip deflection d = x_tip . (-sin psi, cos psi). Checked: the extreme (minimum)
 with 4 elements within 1 % of -0.5360 m and with 2 elements within 1 % of -0.5338 m (Meijaard
 1993, sec. 5.1 text and Fig. 3; his cubic beam element), and with 16 elements within 1 % of the
-independent converged value -0.53377 m (Exudyn 1.13.6, refs README item 6). The JSON holds both
-mass models, the cantilever frequencies and run statistics. Model and helpers:
+independent converged value -0.53377 m (Exudyn 1.13.6, refs README item 6). The JSON holds the
+lumped and linear consistent masses for comparison, the cantilever frequencies and run statistics. Model and helpers:
 :mod:`flexmb.validation.spin_up`.
 """
 from __future__ import annotations
@@ -25,7 +27,7 @@ from flexmb.validation import CaseReport, print_report
 from flexmb.validation.spin_up import SpinUpBeam, run_case
 
 CASE = "spin-up-kim-haug"
-TITLE = "Planar spin-up of a beam, Kim & Haug's data: extreme tip deflection (Beam2D)"
+TITLE = "Planar spin-up of a beam, Kim & Haug's data: extreme tip deflection (Beam2D, cubic mass)"
 SOURCE = "Meijaard 1993, sec. 5.1, Fig. 3"
 
 LENGTH = 8.0                       # m
