@@ -63,6 +63,14 @@ class HermiteMass2D:
         self.l0 = np.linalg.norm(X21, axis=1)
         self.alpha0 = np.arctan2(X21[:, 1], X21[:, 0])
         self.mass = rho_A * self.l0                                           # (n_el,) kg
+        self._rho_A = rho_A
+        self._stacked: HermiteMass2D | None = None
+
+    def _six_copies(self) -> "HermiteMass2D":
+        """The same elements six times over (for all complex-step directions in one call)."""
+        if self._stacked is None:
+            self._stacked = HermiteMass2D(np.tile(self.X, (6, 1, 1)), np.tile(self._rho_A, 6))
+        return self._stacked
 
     def _hermite_velocities(self, u: np.ndarray, v: np.ndarray):
         """Q (n_el, 4, 2), Qdot (n_el, 4, 2) and the unit normals n_i (n_el, 2, 2) at (u, v)."""
@@ -125,12 +133,12 @@ class HermiteMass2D:
                           ) -> tuple[np.ndarray, np.ndarray]:
         """Inertia force F (n_el, 6) of the step and dF/du1 (n_el, 6, 6) (v1 = 2 (u1 - u0)/dt - v0)."""
         F = self._mid_point_force(u0, u1, v0, dt)
-        u1c = u1.astype(complex)
-        J = np.empty(F.shape + (6,))
-        for j in range(6):
-            u1c[:, j] += 1j * _STEP
-            J[:, :, j] = self._mid_point_force(u0, u1c, v0, dt).imag / _STEP
-            u1c[:, j] -= 1j * _STEP
+        n = len(u1)
+        # all six complex-step directions at once: copy j of the elements moves DOF j
+        u1c = np.tile(u1, (6, 1)).astype(complex)                             # (6 n_el, 6)
+        u1c[np.arange(6 * n), np.repeat(np.arange(6), n)] += 1j * _STEP
+        dF = self._six_copies()._mid_point_force(np.tile(u0, (6, 1)), u1c, np.tile(v0, (6, 1)), dt)
+        J = (dF.imag / _STEP).reshape(6, n, 6).transpose(1, 2, 0)             # (n_el, 6, 6)
         return F, J
 
     # ------------------------------------------------------------ end point
