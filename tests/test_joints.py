@@ -274,3 +274,20 @@ def test_step_jacobian_with_bodies_and_joints_equals_finite_differences(dim, sch
         e[j] = H
         J_fd[:, k] = (total(stepper.update(s, u1, e)) - total(stepper.update(s, u1, -e)))[free] / (2 * H)
     assert relative(J, J_fd) < 1e-6, f"step Jacobian vs FD: {relative(J, J_fd):.2e}"
+
+
+@pytest.mark.parametrize("dim, kind, rows", [
+    (2, "revolute", 2), (2, "prismatic", 2), (2, "fixed", 3), (2, "point-on-line", 1),
+    (3, "revolute", 5), (3, "spherical", 3), (3, "universal", 4), (3, "cylindrical", 4),
+    (3, "prismatic", 5), (3, "fixed", 6), (3, "point-on-line", 2)])
+def test_each_joint_removes_the_degrees_of_freedom_of_the_table(dim, kind, rows):
+    """The rank of the joint's Jacobian between two free bodies is the number of DOFs it removes."""
+    m = fm.Model(dim=dim)
+    inertia = 0.1 if dim == 2 else np.eye(3) * 0.1
+    A = m.add_rigid_body([0.0] * dim, 1.0, inertia)
+    B = m.add_rigid_body([1.0] + [0.0] * (dim - 1), 1.0, inertia)
+    extra = {"axis": [0, 1, 0], "x_axis": [1, 0, 0]} if kind == "universal" else {}
+    m.add_joint(kind, A, B, at=[0.5] + [0.0] * (dim - 1), **extra)
+    cs = fm.Assembly(m).constraints
+    C = cs.evaluate(np.zeros(cs.n_dof), 0.0, np.zeros(cs.n)).C.toarray()
+    assert cs.n == rows and np.linalg.matrix_rank(C) == rows, f"{kind}: {cs.n} rows, rank {np.linalg.matrix_rank(C)}"

@@ -191,7 +191,9 @@ class ConstraintSystem:
 
     def _phi(self, P: np.ndarray, u: np.ndarray, s: np.ndarray, t: float) -> np.ndarray:
         n = self.n
-        phi = np.bincount(self.l_row, np.einsum("ki,ki->k", self.l_c, P[self.l_vec]), minlength=n)
+        # (np.bincount of no terms gives integers: start from a float array)
+        phi = np.zeros(n)
+        phi += np.bincount(self.l_row, np.einsum("ki,ki->k", self.l_c, P[self.l_vec]), minlength=n)
         phi += np.bincount(self.b_row, s * np.einsum("ki,ki->k", P[self.b_a], P[self.b_b]), minlength=n)
         phi += np.bincount(self.d_row, self.d_c * u[self.d_dof], minlength=n)
         return phi - self.rhs(t)
@@ -235,7 +237,7 @@ class ConstraintSystem:
 
     def _transpose_times(self, m: Triplets, lam: np.ndarray) -> np.ndarray:
         """M^T lambda (n_dof,) of a matrix given by triplets."""
-        return np.bincount(m[1], m[2] * lam[m[0]], minlength=self.n_dof)
+        return np.bincount(m[1], m[2] * lam[m[0]], minlength=self.n_dof).astype(float)
 
     def evaluate(self, u1: np.ndarray, t1: float, lam: np.ndarray, u0: np.ndarray | None = None,
                  d: np.ndarray | None = None, t0: float | None = None) -> ConstraintTerms:

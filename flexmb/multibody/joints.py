@@ -42,9 +42,6 @@ Side = Union[int, "RigidBody", None]
 Drive = Union[Callable[[float], float], None]
 
 JOINT_KINDS = ("revolute", "spherical", "universal", "cylindrical", "prismatic", "fixed", "point-on-line")
-_ROWS = {2: {"revolute": 2, "prismatic": 2, "fixed": 3, "point-on-line": 1},
-         3: {"revolute": 5, "spherical": 3, "universal": 4, "cylindrical": 4, "prismatic": 5, "fixed": 6,
-             "point-on-line": 2}}
 
 
 @dataclass(frozen=True)
@@ -190,8 +187,3 @@ def joint_frame(dim: int, axis: Sequence[float] | None, x_axis: Sequence[float] 
         raise ValueError(f"the joint's x_axis {x_axis!r} is parallel to its axis {axis!r}")
     x /= np.linalg.norm(x)
     return np.stack([x, np.cross(z, x), z], axis=1)
-
-
-def rows_of(kind: str, dim: int) -> int:
-    """Number of equations of an undriven joint of ``kind`` in ``dim`` dimensions."""
-    return _ROWS[dim][kind]
