@@ -291,3 +291,12 @@ def test_each_joint_removes_the_degrees_of_freedom_of_the_table(dim, kind, rows)
     cs = fm.Assembly(m).constraints
     C = cs.evaluate(np.zeros(cs.n_dof), 0.0, np.zeros(cs.n)).C.toarray()
     assert cs.n == rows and np.linalg.matrix_rank(C) == rows, f"{kind}: {cs.n} rows, rank {np.linalg.matrix_rank(C)}"
+
+
+def test_redundant_joints_are_named():
+    m = fm.Model(dim=2)
+    crank = m.add_rigid_body([0.5, 0.0], 1.0, 0.1)
+    m.add_joint("revolute", None, crank, at=[0.0, 0.0], name="bearing")
+    m.add_joint("revolute", None, crank, at=[0.0, 0.0], drive=lambda t: 2.0 * t, name="motor")
+    with pytest.raises(fm.ModelError, match="redundant at the start .* '(bearing|motor)'"):
+        fm.integrate(m, 0.01, 0.1)

@@ -32,11 +32,37 @@ def _worst(asm, values: np.ndarray) -> str:
     return f"joint {joint.name!r} (equation {row - cs.joint_rows[cs.joints.index(joint)].start})"
 
 
+def _joint_of_row(cs, row: int) -> str:
+    return next(j.name for j, rows in zip(cs.joints, cs.joint_rows) if rows.start <= row < rows.stop)
+
+
+def check_redundancy(asm, u0: np.ndarray, t0: float) -> None:
+    """Raise ModelError naming a joint whose equations repeat others' (or fix prescribed DOFs),
+    found by a pivoted QR of the joints' Jacobian on the free DOFs at the start state."""
+    import scipy.linalg as sla
+
+    cs = asm.constraints
+    C = cs.evaluate(u0, t0, np.zeros(cs.n)).C[:, asm.dofs.free].toarray()            # (n_c, n_f)
+    if cs.n == 0 or cs.n > 3000:                  # dense QR; larger systems are left to Newton
+        return
+    _, R, order = sla.qr(C.T, mode="economic", pivoting=True)
+    diag = np.abs(np.diag(R))
+    rank = int(np.sum(diag > 1e-10 * max(diag.max(initial=0.0), np.finfo(float).tiny)))
+    if rank < cs.n:
+        names = sorted({_joint_of_row(cs, int(r)) for r in order[rank:]})
+        raise ModelError(f"the joints' equations are redundant at the start ({cs.n - rank} of {cs.n} "
+                         f"depend on the others), e.g. in {', '.join(repr(n) for n in names)}: remove "
+                         "duplicated joints (a driven joint already includes its undriven equations) or "
+                         "joints on prescribed DOFs")
+
+
 def check_initial_state(asm, u0: np.ndarray, v0: np.ndarray, t0: float) -> None:
-    """Raise ModelError naming the joint whose position or velocity equation the state violates."""
+    """Raise ModelError naming the joint whose position or velocity equation the state violates,
+    or the joints whose equations are redundant."""
     cs = asm.constraints
     if cs is None:
         return
+    check_redundancy(asm, u0, t0)
     length = asm.model.characteristic_length
     phi = cs.values(u0, t0)
     if np.abs(phi).max(initial=0.0) > POSITION_TOL * length:
