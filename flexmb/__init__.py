@@ -10,9 +10,13 @@ from flexmb.assembly import Assembly
 from flexmb.dofs import DofMap
 from flexmb.elements import Beam2D, Beam3D, ElementGroup, Truss
 from flexmb.integrators import NewtonSettings, TimeHistory, TimeIntegrationError, integrate
+from flexmb.integrators.partitioned import ClosingVariant, PartitionedRun, integrate_closing, integrate_partitioned
 from flexmb.model import Model, ModelError
+from flexmb.multibody.constrained_system import ConstrainedSystem
 from flexmb.multibody.initial import consistent_initial_state
 from flexmb.multibody.joints import Joint, RigidBody
+from flexmb.multibody.reactions import physical_reactions
+from flexmb.multibody.taylor_reactions import SingularReactionMatrix, TaylorSystem, integrate_taylor
 from flexmb.results import ModelLayout, ModeShapes, Result, load_result
 
 __version__ = "0.1.0"
@@ -20,4 +24,6 @@ __version__ = "0.1.0"
 __all__ = ["Assembly", "Beam2D", "Beam3D", "BucklingResult", "DofMap", "ElementGroup", "Model", "ModelError",
            "ModeShapes", "ModelLayout", "NewtonSettings", "Result", "StaticPath", "TimeHistory", "TimeIntegrationError", "Truss", "arc_length",
            "integrate", "linear_buckling", "load_control", "load_result", "consistent_initial_state", "Joint",
-           "RigidBody"]
+           "RigidBody", "ConstrainedSystem", "ClosingVariant", "PartitionedRun", "integrate_partitioned",
+           "integrate_closing", "physical_reactions", "TaylorSystem", "integrate_taylor",
+           "SingularReactionMatrix"]

@@ -19,7 +19,8 @@ CASES_DIR = REPO / "validation"
 EXPECTED_CASES = {"bathe-pendulum", "free-flying-chain", "roll-up-2d", "roll-up-3d", "buckling-lateral",
                   "buckling-torsion", "von-mises-truss", "flying-beam-3d", "double-pendulum-flexible",
                   "four-bar-rigid", "spin-up-spatial", "slider-crank-a", "slider-crank-b", "spin-up-kim-haug",
-                  "spin-up-simo"}
+                  "spin-up-simo", "pendulum-projective", "four-bar-partitioning", "double-pendulum-singular",
+                  "stewart-3leg"}
 
 FAILING_CASE = '''"""A case that fails one check."""
 from flexmb.validation import CaseReport, Check

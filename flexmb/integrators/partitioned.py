@@ -1,0 +1,452 @@
+"""Integration of the minimal equations of a constrained system with scipy's ODE solvers.
+
+Two modes (Blajer, Schiehlen & Schirm 1993, 1994):
+
+- :func:`integrate_partitioned`, the compact coordinate-partitioning form (1994, end of
+  section 2): the state is all of q and the independent velocities v_I, with
+  ``q' = D^T v_I + [0; eta]`` (eq. 9) and ``M_d v_I' = h_d`` (eq. 12). No position solve of the
+  constraints is made; the constraints drift only by the integration error. The independent
+  coordinates are chosen by the projective criterion, LU pivoting or the SVD
+  (:mod:`flexmb.multibody.partitioning`); after every step the current set's criterion is
+  compared with the best set's and the set is switched when it falls below
+  ``switch_threshold`` times the best (every switch is logged). A fixed set (``independent=``)
+  is never switched; the run stops with status ``"singular"`` when its criterion falls below
+  ``singular_tol``. An optional position correction projects q_D back onto Phi = 0 after
+  every step (off by default; its size is recorded).
+- :func:`integrate_closing`, the closing-condition form (1993 eqs. 5-12; 1994 eq. 28): the
+  user supplies, per variant of independent coordinates, q_D = g(q_I, t), A, eta and xi; the
+  state is (q_I, v_I) and the constraints hold to round-off. The variant is switched by the
+  same criterion before the current one turns singular.
+
+Both return a :class:`PartitionedRun`. A solver failure ends the run with status ``"failed"``
+and the steps computed so far kept; nothing is raised unless ``raise_on_failure``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+
+from flexmb.multibody.constrained_system import ConstrainedSystem
+from flexmb.multibody.partitioning import (SingularChoiceError, choice_criterion, choose_independent, partition,
+                                           reduced_dynamics, tangent_gram)
+from flexmb.progress import Progress
+
+Array = np.ndarray
+
+#: scipy.integrate solvers by name (imported on first use: scipy.integrate is slow to import)
+SOLVERS = ("DOP853", "RK45", "Radau", "BDF", "LSODA")
+
+
+class IntegrationFailed(RuntimeError):
+    """A partitioned run ended early; ``result`` holds what was computed."""
+
+    def __init__(self, message: str, result: "PartitionedRun") -> None:
+        super().__init__(message)
+        self.result = result
+
+
+@dataclass
+class PartitionedRun:
+    """Recorded states of a partitioned or closing-condition run.
+
+    Per record: time ``t``, coordinates ``q`` and velocities ``qd`` (all n), the independent
+    set in use, that set's criterion value, cos^2 alpha of every coordinate, |Phi|_inf.
+    ``switches``: one dict per change of the independent set (time, old, new, criterion of
+    both); ``events``: singular choices and failures; ``corrections``: |Delta q| of each
+    position correction.
+    """
+
+    names: list[str]
+    t: list[float] = field(default_factory=list)
+    q: list[Array] = field(default_factory=list)
+    qd: list[Array] = field(default_factory=list)
+    independent: list[tuple[int, ...]] = field(default_factory=list)
+    criterion: list[float] = field(default_factory=list)
+    cos2: list[Array] = field(default_factory=list)
+    constraint_residual: list[float] = field(default_factory=list)
+    switches: list[dict] = field(default_factory=list)
+    events: list[dict] = field(default_factory=list)
+    corrections: list[float] = field(default_factory=list)
+    status: str = "running"
+    message: str = ""
+    n_steps: int = 0
+    n_rhs: int = 0
+
+    def arrays(self) -> dict[str, Array]:
+        """The records as arrays: t (N,), q (N, n), qd (N, n), criterion (N,), cos2 (N, n)."""
+        return {"t": np.array(self.t), "q": np.array(self.q), "qd": np.array(self.qd),
+                "criterion": np.array(self.criterion), "cos2": np.array(self.cos2),
+                "constraint_residual": np.array(self.constraint_residual)}
+
+    def energy(self, system: ConstrainedSystem) -> Array:
+        """Kinetic plus potential energy at every record (the system needs potential_energy)."""
+        return np.array([system.kinetic_energy(q, qd, t) + system.potential_energy(q, t)
+                         for t, q, qd in zip(self.t, self.q, self.qd)])
+
+    def set_names(self, record: int = -1) -> list[str]:
+        return [self.names[i] for i in self.independent[record]]
+
+
+def _check_initial(system: ConstrainedSystem, q0: Array, qd0: Array, t0: float, tol: float) -> None:
+    phi = system.phi(q0, t0)
+    rate = system.C(q0, t0) @ qd0 + system.a(q0, t0)
+    scale_q = max(1.0, float(np.abs(q0).max(initial=0.0)))
+    scale_v = max(1.0, float(np.abs(qd0).max(initial=0.0)))
+    if phi.size and np.abs(phi).max() > tol * scale_q:
+        i = int(np.argmax(np.abs(phi)))
+        raise ValueError(f"initial coordinates violate constraint {i}: |Phi_{i}| = {abs(phi[i]):.3g}")
+    if rate.size and np.abs(rate).max() > tol * scale_v:
+        i = int(np.argmax(np.abs(rate)))
+        raise ValueError(f"initial velocities violate constraint {i}: |C q' + a|_{i} = {abs(rate[i]):.3g}")
+
+
+def _solver(method: str):
+    if method not in SOLVERS:
+        raise ValueError(f"ODE method must be one of {SOLVERS}, got {method!r}")
+    import scipy.integrate
+
+    return getattr(scipy.integrate, method)
+
+
+def _residual(system: ConstrainedSystem, q: Array, t: float) -> float:
+    phi = system.phi(q, t)
+    return float(np.abs(phi).max()) if phi.size else 0.0
+
+
+def integrate_partitioned(system: ConstrainedSystem, q0: Sequence[float], qd0: Sequence[float], t_end: float, *,
+                          t0: float = 0.0, method: str = "DOP853", rtol: float = 1e-10, atol: float = 1e-12,
+                          max_step: float = np.inf, choice: str = "projective",
+                          independent: Sequence[int] | None = None, switch_threshold: float = 0.5,
+                          singular_tol: float = 1e-6, position_correction: bool = False,
+                          record_every: int = 1, progress: bool | None = None,
+                          raise_on_failure: bool = False, initial_tol: float = 1e-8) -> PartitionedRun:
+    """Integrate the compact partitioned equations from (q0, qd0) at t0 to t_end.
+
+    ``choice``: "projective" | "lu" | "svd" (ignored with a fixed ``independent`` set).
+    ``switch_threshold``: switch when the current set's criterion < threshold x that of the
+    set the choice method picks now. The criterion compared and logged is always the projective
+    one (smallest eigenvalue of S_II, cos^2 alpha for one coordinate); "lu" and "svd" only decide
+    which set to switch to.
+    ``singular_tol``: a fixed set whose criterion falls below it ends the run ("singular").
+    ``record_every``: record every N-th accepted step (the last is always recorded).
+    """
+    q = np.array(q0, dtype=float)
+    qd = np.array(qd0, dtype=float)
+    _check_initial(system, q, qd, t0, initial_tol)
+    n = system.n
+    run = PartitionedRun(system.names)
+    fixed = independent is not None
+
+    def best_set(M: Array, C: Array) -> Array:
+        return choose_independent(M, C, choice)
+
+    def criteria(M: Array, D: Array) -> tuple[Array, Array]:
+        S = tangent_gram(M, D)
+        return S, np.clip(np.diag(S), 0.0, 1.0)
+
+    M, C = system.M(q, t0), system.C(q, t0)
+    current = np.sort(np.asarray(independent, dtype=np.int64)) if fixed else best_set(M, C)
+    part = partition(C, current, system.a(q, t0), system.names)
+
+    def rhs(t: float, y: Array) -> Array:
+        run.n_rhs += 1
+        qq, vI = y[:n], y[n:]
+        M, C = system.M(qq, t), system.C(qq, t)
+        p = partition(C, current, system.a(qq, t), system.names)
+        qdot = p.velocities(vI)
+        Md, hd, _ = reduced_dynamics(M, system.h(qq, qdot, t), p, system.b(qq, qdot, t))
+        return np.concatenate([qdot, np.linalg.solve(Md, hd)])
+
+    def record(t: float, qq: Array, qdot: Array, crit: float, cos2: Array) -> None:
+        run.t.append(float(t))
+        run.q.append(qq.copy())
+        run.qd.append(qdot.copy())
+        run.independent.append(tuple(int(i) for i in current))
+        run.criterion.append(crit)
+        run.cos2.append(cos2)
+        run.constraint_residual.append(_residual(system, qq, t))
+
+    S, cos2 = criteria(M, part.D)
+    record(t0, q, qd, choice_criterion(S, current), cos2)
+    solver_cls = _solver(method)
+    t, first_step = t0, None
+    bar = Progress(t_end - t0, "partitioned", enabled=progress)
+    try:
+        while t < t_end:
+            y = np.concatenate([q, qd[current]])
+            solver = solver_cls(rhs, t, y, t_end, rtol=rtol, atol=atol, max_step=max_step,
+                                **({"first_step": min(first_step, t_end - t)} if first_step else {}))
+            restart = False
+            while solver.status == "running" and not restart:
+                try:
+                    message = solver.step()
+                except (SingularChoiceError, np.linalg.LinAlgError) as err:
+                    solver.status, message = "failed", str(err)
+                if solver.status == "failed":
+                    run.status, run.message = "failed", f"t = {solver.t:.6g} s: {message}"
+                    run.events.append({"t": float(solver.t), "event": "failed", "message": str(message)})
+                    raise IntegrationFailed(run.message, run)
+                run.n_steps += 1
+                t = solver.t
+                q = solver.y[:n].copy()
+                M, C = system.M(q, t), system.C(q, t)
+                try:
+                    part = partition(C, current, system.a(q, t), system.names)
+                except SingularChoiceError as err:
+                    run.events.append({"t": float(t), "event": "singular", "set": current.tolist(),
+                                       "criterion": 0.0, "message": str(err)})
+                    run.status, run.message = "singular", f"t = {t:.6g} s: {err}"
+                    return run
+                qd = part.velocities(solver.y[n:])
+                S, cos2 = criteria(M, part.D)
+                crit = choice_criterion(S, current)
+                if position_correction:
+                    q, qd = _correct_positions(system, q, solver.y[n:], current, t, run)
+                    restart = True
+                if fixed and crit < singular_tol:
+                    record(t, q, qd, crit, cos2)
+                    run.events.append({"t": float(t), "event": "singular", "set": current.tolist(),
+                                       "criterion": crit,
+                                       "message": f"criterion {crit:.3g} of the fixed set below {singular_tol:g}"})
+                    run.status = "singular"
+                    run.message = (f"t = {t:.6g} s: the fixed independent set "
+                                   f"{[system.names[i] for i in current]} turns singular (criterion {crit:.3g})")
+                    return run
+                if not fixed:
+                    new = best_set(M, C)
+                    crit_new = choice_criterion(S, new)
+                    if not np.array_equal(new, current) and crit < switch_threshold * crit_new:
+                        run.switches.append({"t": float(t), "old": [system.names[i] for i in current],
+                                             "new": [system.names[i] for i in new], "criterion_old": crit,
+                                             "criterion_new": crit_new, "cos2": cos2.tolist()})
+                        current, crit = new, crit_new
+                        part = partition(C, current, system.a(q, t), system.names)
+                        restart = True
+                if run.n_steps % record_every == 0 or t >= t_end:
+                    record(t, q, qd, crit, cos2)
+                bar.update(t - t0, steps=run.n_steps, set=",".join(system.names[i] for i in current))
+            # the solver's proposal for its next step (RK and implicit solvers keep it in h_abs)
+            first_step = getattr(solver, "h_abs", None) or solver.step_size or None
+        run.status = "finished"
+    except IntegrationFailed:
+        if raise_on_failure:
+            raise
+    finally:
+        bar.close()
+    return run
+
+
+def _correct_positions(system: ConstrainedSystem, q: Array, v_independent: Array, independent: Array, t: float,
+                       run: PartitionedRun, max_iter: int = 4) -> tuple[Array, Array]:
+    """Newton on q_D for Phi(q_I, q_D) = 0 at fixed q_I, until |Phi| stops decreasing;
+    velocities from v_I (eq. 9)."""
+    start = q.copy()
+    best, best_norm = q.copy(), float(np.abs(system.phi(q, t)).max(initial=0.0))
+    for _ in range(max_iter):
+        if best_norm == 0.0:
+            break
+        C = system.C(best, t)
+        p = partition(C, independent, None, system.names)
+        trial = best.copy()
+        trial[p.dependent] -= np.linalg.solve(C[:, p.dependent], system.phi(best, t))
+        norm = float(np.abs(system.phi(trial, t)).max())
+        if norm >= best_norm:
+            break
+        best, best_norm = trial, norm
+    run.corrections.append(float(np.abs(best - start).max()))
+    p = partition(system.C(best, t), independent, system.a(best, t), system.names)
+    return best, p.velocities(v_independent)
+
+
+# ----------------------------------------------------------- closing conditions
+@dataclass(frozen=True)
+class ClosingVariant:
+    """Explicit closing conditions for one choice of independent coordinates (1993 eqs. 5-7).
+
+    independent: indices of q_I (in the order the functions expect q_I).
+    closing: ``g(q_I, t, q_ref) -> q_D`` (the dependent coordinates, in increasing index
+        order); q_ref is the full q of the last accepted step, for picking the assembly branch
+        and unwrapping angles.
+    velocity_matrix: ``A(q, t)`` (m, k) with q_D' = A q_I' + eta (eq. 6), q the full coordinates.
+    acceleration_shift: ``xi(q, qd, t)`` (m,) with q_D'' = A q_I'' + xi (eq. 7).
+    velocity_shift: ``eta(q, t)`` (m,), zero when omitted (closing conditions without time).
+    name: for logs.
+    """
+
+    independent: tuple[int, ...]
+    closing: Callable[[Array, float, Array], Array]
+    velocity_matrix: Callable[[Array, float], Array]
+    acceleration_shift: Callable[[Array, Array, float], Array]
+    velocity_shift: Callable[[Array, float], Array] | None = None
+    name: str = ""
+
+
+class _Variant:
+    """A ClosingVariant bound to the coordinate count: assembles q, q', D, xi."""
+
+    def __init__(self, spec: ClosingVariant, n: int) -> None:
+        self.spec = spec
+        self.independent = np.asarray(spec.independent, dtype=np.int64)
+        self.dependent = np.setdiff1d(np.arange(n), self.independent)
+        if self.independent.size + self.dependent.size != n or np.unique(self.independent).size != len(spec.independent):
+            raise ValueError(f"closing variant {spec.name!r}: independent {spec.independent} are not distinct "
+                             f"coordinates of 0..{n - 1}")
+        self.n = n
+        self.name = spec.name or str(list(spec.independent))
+
+    def coordinates(self, qI: Array, t: float, q_ref: Array) -> Array:
+        q = np.empty(self.n)
+        q[self.independent] = qI
+        q[self.dependent] = self.spec.closing(qI, t, q_ref)
+        return q
+
+    def D(self, q: Array, t: float) -> Array:
+        A = np.atleast_2d(self.spec.velocity_matrix(q, t))
+        D = np.zeros((self.independent.size, self.n))
+        D[:, self.independent] = np.eye(self.independent.size)
+        D[:, self.dependent] = A.T
+        return D
+
+    def velocities(self, q: Array, vI: Array, t: float) -> Array:
+        qd = self.D(q, t).T @ vI
+        if self.spec.velocity_shift is not None:
+            qd[self.dependent] += self.spec.velocity_shift(q, t)
+        return qd
+
+    def xi_full(self, q: Array, qd: Array, t: float) -> Array:
+        out = np.zeros(self.n)
+        out[self.dependent] = self.spec.acceleration_shift(q, qd, t)
+        return out
+
+
+def integrate_closing(system: ConstrainedSystem, variants: Sequence[ClosingVariant], q0: Sequence[float],
+                      qd0: Sequence[float], t_end: float, *, t0: float = 0.0, method: str = "DOP853",
+                      rtol: float = 1e-10, atol: float = 1e-12, max_step: float = np.inf,
+                      variant: int | None = None, switch_threshold: float = 0.5, singular_tol: float = 1e-6,
+                      record_every: int = 1, progress: bool | None = None,
+                      raise_on_failure: bool = False) -> PartitionedRun:
+    """Integrate the minimal equations (1994 eq. 28) with explicit closing conditions.
+
+    Starts with ``variant`` (index; the best by the projective criterion when None); after every
+    step the criterion of each variant's set is computed from the current variant's D and the
+    run switches when the current set's value falls below ``switch_threshold`` x the best
+    variant's. With a single variant the run stops with status ``"singular"`` when its
+    criterion falls below ``singular_tol``.
+    """
+    n = system.n
+    bound = [_Variant(v, n) for v in variants]
+    if not bound:
+        raise ValueError("integrate_closing needs at least one ClosingVariant")
+    q = np.array(q0, dtype=float)
+    qd = np.array(qd0, dtype=float)
+    run = PartitionedRun(system.names)
+    state = {"q_ref": q.copy()}
+
+    def gram(cur: _Variant, qq: Array, t: float) -> Array:
+        return tangent_gram(system.M(qq, t), cur.D(qq, t))
+
+    def best(S: Array) -> tuple[int, float]:
+        values = [choice_criterion(S, v.independent) for v in bound]
+        i = int(np.argmax(values))
+        return i, values[i]
+
+    if variant is None:
+        # each variant's own D is valid only away from its singularity: compare the values of
+        # the variants that are regular here
+        best_value, current = -1.0, 0
+        for i, v in enumerate(bound):
+            try:
+                S = gram(v, q, t0)
+            except (np.linalg.LinAlgError, FloatingPointError):
+                continue
+            if not np.all(np.isfinite(S)):
+                continue
+            value = choice_criterion(S, v.independent)
+            if value > best_value:
+                best_value, current = value, i
+    else:
+        current = int(variant)
+    cur = bound[current]
+    # start on the closing conditions: q from q_I, q' from v_I
+    q = cur.coordinates(q[cur.independent], t0, q)
+    qd = cur.velocities(q, qd[cur.independent], t0)
+
+    def rhs(t: float, y: Array) -> Array:
+        run.n_rhs += 1
+        k = cur.independent.size
+        qI, vI = y[:k], y[k:]
+        qq = cur.coordinates(qI, t, state["q_ref"])
+        D = cur.D(qq, t)
+        qdot = cur.velocities(qq, vI, t)
+        M = system.M(qq, t)
+        Md = D @ M @ D.T
+        hd = D @ (system.h(qq, qdot, t) - M @ cur.xi_full(qq, qdot, t))
+        return np.concatenate([vI, np.linalg.solve(Md, hd)])
+
+    def record(t: float, qq: Array, qdot: Array, crit: float, cos2: Array) -> None:
+        run.t.append(float(t))
+        run.q.append(qq.copy())
+        run.qd.append(qdot.copy())
+        run.independent.append(tuple(int(i) for i in cur.independent))
+        run.criterion.append(crit)
+        run.cos2.append(cos2)
+        run.constraint_residual.append(_residual(system, qq, t))
+
+    S = gram(cur, q, t0)
+    record(t0, q, qd, choice_criterion(S, cur.independent), np.clip(np.diag(S), 0, 1))
+    solver_cls = _solver(method)
+    t, first_step = t0, None
+    bar = Progress(t_end - t0, "closing conditions", enabled=progress)
+    try:
+        while t < t_end:
+            y = np.concatenate([q[cur.independent], qd[cur.independent]])
+            solver = solver_cls(rhs, t, y, t_end, rtol=rtol, atol=atol, max_step=max_step,
+                                **({"first_step": min(first_step, t_end - t)} if first_step else {}))
+            restart = False
+            while solver.status == "running" and not restart:
+                try:
+                    message = solver.step()
+                except (np.linalg.LinAlgError, ValueError, FloatingPointError) as err:
+                    solver.status, message = "failed", str(err)
+                if solver.status == "failed":
+                    run.status, run.message = "failed", f"t = {solver.t:.6g} s: {message}"
+                    run.events.append({"t": float(solver.t), "event": "failed", "message": str(message)})
+                    raise IntegrationFailed(run.message, run)
+                run.n_steps += 1
+                t = solver.t
+                k = cur.independent.size
+                q = cur.coordinates(solver.y[:k], t, state["q_ref"])
+                qd = cur.velocities(q, solver.y[k:], t)
+                state["q_ref"] = q.copy()
+                S = gram(cur, q, t)
+                crit = choice_criterion(S, cur.independent)
+                if len(bound) == 1 and crit < singular_tol:
+                    record(t, q, qd, crit, np.clip(np.diag(S), 0, 1))
+                    run.events.append({"t": float(t), "event": "singular", "set": cur.independent.tolist(),
+                                       "criterion": crit})
+                    run.status = "singular"
+                    run.message = f"t = {t:.6g} s: variant {cur.name} turns singular (criterion {crit:.3g})"
+                    return run
+                i_best, crit_best = best(S)
+                if i_best != current and crit < switch_threshold * crit_best:
+                    run.switches.append({"t": float(t), "old": cur.name, "new": bound[i_best].name,
+                                         "criterion_old": crit, "criterion_new": crit_best,
+                                         "cos2": np.clip(np.diag(S), 0, 1).tolist()})
+                    current, cur, crit = i_best, bound[i_best], crit_best
+                    q = cur.coordinates(q[cur.independent], t, q)
+                    qd = cur.velocities(q, qd[cur.independent], t)
+                    restart = True
+                if run.n_steps % record_every == 0 or t >= t_end:
+                    record(t, q, qd, crit, np.clip(np.diag(S), 0, 1))
+                bar.update(t - t0, steps=run.n_steps, variant=cur.name)
+            # the solver's proposal for its next step (RK and implicit solvers keep it in h_abs)
+            first_step = getattr(solver, "h_abs", None) or solver.step_size or None
+        run.status = "finished"
+    except IntegrationFailed:
+        if raise_on_failure:
+            raise
+    finally:
+        bar.close()
+    return run
