@@ -74,6 +74,18 @@ class PartitionedRun:
     n_steps: int = 0
     n_rhs: int = 0
 
+    def record(self, system: ConstrainedSystem, t: float, q: Array, qd: Array, independent: Array,
+               criterion: float, S: Array) -> None:
+        """Append one state: the set in use, its criterion, cos^2 alpha = diag S, |Phi|."""
+        phi = system.phi(q, t)
+        self.t.append(float(t))
+        self.q.append(q.copy())
+        self.qd.append(qd.copy())
+        self.independent.append(tuple(int(i) for i in independent))
+        self.criterion.append(float(criterion))
+        self.cos2.append(np.clip(np.diag(S), 0.0, 1.0))
+        self.constraint_residual.append(float(np.abs(phi).max()) if phi.size else 0.0)
+
     def arrays(self) -> dict[str, Array]:
         """The records as arrays: t (N,), q (N, n), qd (N, n), criterion (N,), cos2 (N, n)."""
         return {"t": np.array(self.t), "q": np.array(self.q), "qd": np.array(self.qd),
@@ -110,9 +122,52 @@ def _solver(method: str):
     return getattr(scipy.integrate, method)
 
 
-def _residual(system: ConstrainedSystem, q: Array, t: float) -> float:
-    phi = system.phi(q, t)
-    return float(np.abs(phi).max()) if phi.size else 0.0
+def _drive(run: PartitionedRun, rhs: Callable[[float, Array], Array], start: Callable[[], Array],
+           accept: Callable[[float, Array], tuple[bool, bool, str]], t0: float, t_end: float, method: str,
+           rtol: float, atol: float, max_step: float, label: str, progress: bool | None,
+           raise_on_failure: bool) -> PartitionedRun:
+    """The step loop shared by both modes. ``start()`` gives the state vector for a (re)start;
+    ``accept(t, y)`` handles an accepted step and returns (restart, stop, progress text). A
+    restart (new independent set, corrected positions) begins a new solver at the old one's
+    proposed step size."""
+    solver_cls = _solver(method)
+    t, first_step = t0, None
+    bar = Progress(t_end - t0, label, enabled=progress)
+    try:
+        while t < t_end:
+            solver = solver_cls(rhs, t, start(), t_end, rtol=rtol, atol=atol, max_step=max_step,
+                                **({"first_step": min(first_step, t_end - t)} if first_step else {}))
+            restart = False
+            while solver.status == "running" and not restart:
+                try:
+                    message = solver.step()
+                except (SingularChoiceError, np.linalg.LinAlgError, FloatingPointError) as err:
+                    solver.status, message = "failed", str(err)
+                if solver.status == "failed":
+                    run.status, run.message = "failed", f"t = {solver.t:.6g} s: {message}"
+                    run.events.append({"t": float(solver.t), "event": "failed", "message": str(message)})
+                    raise IntegrationFailed(run.message, run)
+                run.n_steps += 1
+                t = solver.t
+                restart, stop, text = accept(t, solver.y)
+                if stop:
+                    return run
+                bar.update(t - t0, steps=run.n_steps, set=text)
+            # the solver's proposal for its next step (RK and implicit solvers keep it in h_abs)
+            first_step = getattr(solver, "h_abs", None) or solver.step_size or None
+        run.status = "finished"
+    except IntegrationFailed:
+        if raise_on_failure:
+            raise
+    finally:
+        bar.close()
+    return run
+
+
+def _stop_singular(run: PartitionedRun, t: float, independent: list[int], criterion: float, message: str) -> None:
+    run.events.append({"t": float(t), "event": "singular", "set": independent, "criterion": criterion,
+                       "message": message})
+    run.status, run.message = "singular", f"t = {t:.6g} s: {message}"
 
 
 def integrate_partitioned(system: ConstrainedSystem, q0: Sequence[float], qd0: Sequence[float], t_end: float, *,
@@ -138,104 +193,62 @@ def integrate_partitioned(system: ConstrainedSystem, q0: Sequence[float], qd0: S
     n = system.n
     run = PartitionedRun(system.names)
     fixed = independent is not None
-
-    def best_set(M: Array, C: Array) -> Array:
-        return choose_independent(M, C, choice)
-
-    def criteria(M: Array, D: Array) -> tuple[Array, Array]:
-        S = tangent_gram(M, D)
-        return S, np.clip(np.diag(S), 0.0, 1.0)
-
     M, C = system.M(q, t0), system.C(q, t0)
-    current = np.sort(np.asarray(independent, dtype=np.int64)) if fixed else best_set(M, C)
-    part = partition(C, current, system.a(q, t0), system.names)
+    state = {"set": np.sort(np.asarray(independent, dtype=np.int64)) if fixed else choose_independent(M, C, choice),
+             "q": q, "qd": qd}
+    S = tangent_gram(M, partition(C, state["set"], system.a(q, t0), system.names).D)
+    run.record(system, t0, q, qd, state["set"], choice_criterion(S, state["set"]), S)
 
     def rhs(t: float, y: Array) -> Array:
         run.n_rhs += 1
         qq, vI = y[:n], y[n:]
         M, C = system.M(qq, t), system.C(qq, t)
-        p = partition(C, current, system.a(qq, t), system.names)
+        p = partition(C, state["set"], system.a(qq, t), system.names)
         qdot = p.velocities(vI)
         Md, hd, _ = reduced_dynamics(M, system.h(qq, qdot, t), p, system.b(qq, qdot, t))
         return np.concatenate([qdot, np.linalg.solve(Md, hd)])
 
-    def record(t: float, qq: Array, qdot: Array, crit: float, cos2: Array) -> None:
-        run.t.append(float(t))
-        run.q.append(qq.copy())
-        run.qd.append(qdot.copy())
-        run.independent.append(tuple(int(i) for i in current))
-        run.criterion.append(crit)
-        run.cos2.append(cos2)
-        run.constraint_residual.append(_residual(system, qq, t))
+    def start() -> Array:
+        return np.concatenate([state["q"], state["qd"][state["set"]]])
 
-    S, cos2 = criteria(M, part.D)
-    record(t0, q, qd, choice_criterion(S, current), cos2)
-    solver_cls = _solver(method)
-    t, first_step = t0, None
-    bar = Progress(t_end - t0, "partitioned", enabled=progress)
-    try:
-        while t < t_end:
-            y = np.concatenate([q, qd[current]])
-            solver = solver_cls(rhs, t, y, t_end, rtol=rtol, atol=atol, max_step=max_step,
-                                **({"first_step": min(first_step, t_end - t)} if first_step else {}))
-            restart = False
-            while solver.status == "running" and not restart:
-                try:
-                    message = solver.step()
-                except (SingularChoiceError, np.linalg.LinAlgError) as err:
-                    solver.status, message = "failed", str(err)
-                if solver.status == "failed":
-                    run.status, run.message = "failed", f"t = {solver.t:.6g} s: {message}"
-                    run.events.append({"t": float(solver.t), "event": "failed", "message": str(message)})
-                    raise IntegrationFailed(run.message, run)
-                run.n_steps += 1
-                t = solver.t
-                q = solver.y[:n].copy()
-                M, C = system.M(q, t), system.C(q, t)
-                try:
-                    part = partition(C, current, system.a(q, t), system.names)
-                except SingularChoiceError as err:
-                    run.events.append({"t": float(t), "event": "singular", "set": current.tolist(),
-                                       "criterion": 0.0, "message": str(err)})
-                    run.status, run.message = "singular", f"t = {t:.6g} s: {err}"
-                    return run
-                qd = part.velocities(solver.y[n:])
-                S, cos2 = criteria(M, part.D)
-                crit = choice_criterion(S, current)
-                if position_correction:
-                    q, qd = _correct_positions(system, q, solver.y[n:], current, t, run)
-                    restart = True
-                if fixed and crit < singular_tol:
-                    record(t, q, qd, crit, cos2)
-                    run.events.append({"t": float(t), "event": "singular", "set": current.tolist(),
-                                       "criterion": crit,
-                                       "message": f"criterion {crit:.3g} of the fixed set below {singular_tol:g}"})
-                    run.status = "singular"
-                    run.message = (f"t = {t:.6g} s: the fixed independent set "
-                                   f"{[system.names[i] for i in current]} turns singular (criterion {crit:.3g})")
-                    return run
-                if not fixed:
-                    new = best_set(M, C)
-                    crit_new = choice_criterion(S, new)
-                    if not np.array_equal(new, current) and crit < switch_threshold * crit_new:
-                        run.switches.append({"t": float(t), "old": [system.names[i] for i in current],
-                                             "new": [system.names[i] for i in new], "criterion_old": crit,
-                                             "criterion_new": crit_new, "cos2": cos2.tolist()})
-                        current, crit = new, crit_new
-                        part = partition(C, current, system.a(q, t), system.names)
-                        restart = True
-                if run.n_steps % record_every == 0 or t >= t_end:
-                    record(t, q, qd, crit, cos2)
-                bar.update(t - t0, steps=run.n_steps, set=",".join(system.names[i] for i in current))
-            # the solver's proposal for its next step (RK and implicit solvers keep it in h_abs)
-            first_step = getattr(solver, "h_abs", None) or solver.step_size or None
-        run.status = "finished"
-    except IntegrationFailed:
-        if raise_on_failure:
-            raise
-    finally:
-        bar.close()
-    return run
+    def accept(t: float, y: Array) -> tuple[bool, bool, str]:
+        current = state["set"]
+        names = [system.names[i] for i in current]
+        q, vI = y[:n].copy(), y[n:]
+        M, C = system.M(q, t), system.C(q, t)
+        try:
+            part = partition(C, current, system.a(q, t), system.names)
+        except SingularChoiceError as err:
+            _stop_singular(run, t, current.tolist(), 0.0, str(err))
+            return False, True, ""
+        qd = part.velocities(vI)
+        S = tangent_gram(M, part.D)
+        crit = choice_criterion(S, current)
+        restart = False
+        if position_correction:
+            q, qd = _correct_positions(system, q, vI, current, t, run)
+            restart = True
+        if fixed and crit < singular_tol:
+            run.record(system, t, q, qd, current, crit, S)
+            _stop_singular(run, t, current.tolist(), crit,
+                           f"the fixed independent set {names} turns singular (criterion {crit:.3g})")
+            return False, True, ""
+        if not fixed:
+            new = choose_independent(M, C, choice)
+            crit_new = choice_criterion(S, new)
+            if not np.array_equal(new, current) and crit < switch_threshold * crit_new:
+                run.switches.append({"t": float(t), "old": names, "new": [system.names[i] for i in new],
+                                     "criterion_old": crit, "criterion_new": crit_new,
+                                     "cos2": np.clip(np.diag(S), 0.0, 1.0).tolist()})
+                current, crit, restart = new, crit_new, True
+                qd = partition(C, current, system.a(q, t), system.names).velocities(qd[current])
+        state.update({"set": current, "q": q, "qd": qd})
+        if run.n_steps % record_every == 0 or t >= t_end:
+            run.record(system, t, q, qd, current, crit, S)
+        return restart, False, ",".join(system.names[i] for i in current)
+
+    return _drive(run, rhs, start, accept, t0, t_end, method, rtol, atol, max_step, "partitioned", progress,
+                  raise_on_failure)
 
 
 def _correct_positions(system: ConstrainedSystem, q: Array, v_independent: Array, independent: Array, t: float,
@@ -342,111 +355,67 @@ def integrate_closing(system: ConstrainedSystem, variants: Sequence[ClosingVaria
     q = np.array(q0, dtype=float)
     qd = np.array(qd0, dtype=float)
     run = PartitionedRun(system.names)
-    state = {"q_ref": q.copy()}
 
-    def gram(cur: _Variant, qq: Array, t: float) -> Array:
-        return tangent_gram(system.M(qq, t), cur.D(qq, t))
-
-    def best(S: Array) -> tuple[int, float]:
-        values = [choice_criterion(S, v.independent) for v in bound]
-        i = int(np.argmax(values))
-        return i, values[i]
+    def gram(v: _Variant, qq: Array, t: float) -> Array:
+        return tangent_gram(system.M(qq, t), v.D(qq, t))
 
     if variant is None:
         # each variant's own D is valid only away from its singularity: compare the values of
         # the variants that are regular here
-        best_value, current = -1.0, 0
-        for i, v in enumerate(bound):
-            try:
+        values = []
+        for v in bound:
+            with np.errstate(divide="ignore", invalid="ignore"):
                 S = gram(v, q, t0)
-            except (np.linalg.LinAlgError, FloatingPointError):
-                continue
-            if not np.all(np.isfinite(S)):
-                continue
-            value = choice_criterion(S, v.independent)
-            if value > best_value:
-                best_value, current = value, i
-    else:
-        current = int(variant)
-    cur = bound[current]
+            values.append(choice_criterion(S, v.independent) if np.all(np.isfinite(S)) else -1.0)
+        variant = int(np.argmax(values))
+    cur = bound[int(variant)]
     # start on the closing conditions: q from q_I, q' from v_I
     q = cur.coordinates(q[cur.independent], t0, q)
     qd = cur.velocities(q, qd[cur.independent], t0)
+    state = {"variant": cur, "q": q, "qd": qd}
+    S = gram(cur, q, t0)
+    run.record(system, t0, q, qd, cur.independent, choice_criterion(S, cur.independent), S)
 
     def rhs(t: float, y: Array) -> Array:
         run.n_rhs += 1
-        k = cur.independent.size
-        qI, vI = y[:k], y[k:]
-        qq = cur.coordinates(qI, t, state["q_ref"])
-        D = cur.D(qq, t)
-        qdot = cur.velocities(qq, vI, t)
+        v = state["variant"]
+        k = v.independent.size
+        qq = v.coordinates(y[:k], t, state["q"])
+        D = v.D(qq, t)
+        qdot = v.velocities(qq, y[k:], t)
         M = system.M(qq, t)
-        Md = D @ M @ D.T
-        hd = D @ (system.h(qq, qdot, t) - M @ cur.xi_full(qq, qdot, t))
-        return np.concatenate([vI, np.linalg.solve(Md, hd)])
+        hd = D @ (system.h(qq, qdot, t) - M @ v.xi_full(qq, qdot, t))
+        return np.concatenate([y[k:], np.linalg.solve(D @ M @ D.T, hd)])
 
-    def record(t: float, qq: Array, qdot: Array, crit: float, cos2: Array) -> None:
-        run.t.append(float(t))
-        run.q.append(qq.copy())
-        run.qd.append(qdot.copy())
-        run.independent.append(tuple(int(i) for i in cur.independent))
-        run.criterion.append(crit)
-        run.cos2.append(cos2)
-        run.constraint_residual.append(_residual(system, qq, t))
+    def start() -> Array:
+        ind = state["variant"].independent
+        return np.concatenate([state["q"][ind], state["qd"][ind]])
 
-    S = gram(cur, q, t0)
-    record(t0, q, qd, choice_criterion(S, cur.independent), np.clip(np.diag(S), 0, 1))
-    solver_cls = _solver(method)
-    t, first_step = t0, None
-    bar = Progress(t_end - t0, "closing conditions", enabled=progress)
-    try:
-        while t < t_end:
-            y = np.concatenate([q[cur.independent], qd[cur.independent]])
-            solver = solver_cls(rhs, t, y, t_end, rtol=rtol, atol=atol, max_step=max_step,
-                                **({"first_step": min(first_step, t_end - t)} if first_step else {}))
-            restart = False
-            while solver.status == "running" and not restart:
-                try:
-                    message = solver.step()
-                except (np.linalg.LinAlgError, ValueError, FloatingPointError) as err:
-                    solver.status, message = "failed", str(err)
-                if solver.status == "failed":
-                    run.status, run.message = "failed", f"t = {solver.t:.6g} s: {message}"
-                    run.events.append({"t": float(solver.t), "event": "failed", "message": str(message)})
-                    raise IntegrationFailed(run.message, run)
-                run.n_steps += 1
-                t = solver.t
-                k = cur.independent.size
-                q = cur.coordinates(solver.y[:k], t, state["q_ref"])
-                qd = cur.velocities(q, solver.y[k:], t)
-                state["q_ref"] = q.copy()
-                S = gram(cur, q, t)
-                crit = choice_criterion(S, cur.independent)
-                if len(bound) == 1 and crit < singular_tol:
-                    record(t, q, qd, crit, np.clip(np.diag(S), 0, 1))
-                    run.events.append({"t": float(t), "event": "singular", "set": cur.independent.tolist(),
-                                       "criterion": crit})
-                    run.status = "singular"
-                    run.message = f"t = {t:.6g} s: variant {cur.name} turns singular (criterion {crit:.3g})"
-                    return run
-                i_best, crit_best = best(S)
-                if i_best != current and crit < switch_threshold * crit_best:
-                    run.switches.append({"t": float(t), "old": cur.name, "new": bound[i_best].name,
-                                         "criterion_old": crit, "criterion_new": crit_best,
-                                         "cos2": np.clip(np.diag(S), 0, 1).tolist()})
-                    current, cur, crit = i_best, bound[i_best], crit_best
-                    q = cur.coordinates(q[cur.independent], t, q)
-                    qd = cur.velocities(q, qd[cur.independent], t)
-                    restart = True
-                if run.n_steps % record_every == 0 or t >= t_end:
-                    record(t, q, qd, crit, np.clip(np.diag(S), 0, 1))
-                bar.update(t - t0, steps=run.n_steps, variant=cur.name)
-            # the solver's proposal for its next step (RK and implicit solvers keep it in h_abs)
-            first_step = getattr(solver, "h_abs", None) or solver.step_size or None
-        run.status = "finished"
-    except IntegrationFailed:
-        if raise_on_failure:
-            raise
-    finally:
-        bar.close()
-    return run
+    def accept(t: float, y: Array) -> tuple[bool, bool, str]:
+        v = state["variant"]
+        k = v.independent.size
+        q = v.coordinates(y[:k], t, state["q"])
+        qd = v.velocities(q, y[k:], t)
+        S = gram(v, q, t)
+        crit = choice_criterion(S, v.independent)
+        if len(bound) == 1 and crit < singular_tol:
+            run.record(system, t, q, qd, v.independent, crit, S)
+            _stop_singular(run, t, v.independent.tolist(), crit,
+                           f"variant {v.name} turns singular (criterion {crit:.3g})")
+            return False, True, ""
+        values = [choice_criterion(S, w.independent) for w in bound]
+        best = int(np.argmax(values))
+        restart = False
+        if bound[best] is not v and crit < switch_threshold * values[best]:
+            run.switches.append({"t": float(t), "old": v.name, "new": bound[best].name, "criterion_old": crit,
+                                 "criterion_new": values[best], "cos2": np.clip(np.diag(S), 0.0, 1.0).tolist()})
+            v, crit, restart = bound[best], values[best], True
+            q = v.coordinates(q[v.independent], t, q)
+            qd = v.velocities(q, qd[v.independent], t)
+        state.update({"variant": v, "q": q, "qd": qd})
+        if run.n_steps % record_every == 0 or t >= t_end:
+            run.record(system, t, q, qd, v.independent, crit, S)
+        return restart, False, v.name
+
+    return _drive(run, rhs, start, accept, t0, t_end, method, rtol, atol, max_step, "closing conditions",
+                  progress, raise_on_failure)
