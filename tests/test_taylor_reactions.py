@@ -340,3 +340,21 @@ def test_bad_input_is_reported_with_the_body_or_joint():
         s3.add_joint("prismatic", None, 0, at=[0.0, 0.0, 0.0], axis=[0, 0, 1], motor=lambda t: 1.0, name="P")
     with pytest.raises(ValueError, match=r"body 'flat': inertia must be symmetric positive definite"):
         s3.add_body("flat", 1.0, [0.1, 0.1, 0.0], [0.0, 0.0, 0.0])
+
+
+def test_a_refused_step_keeps_the_states_computed_before_it():
+    """A singular (here: above max_condition) reaction matrix ends the run with the history up to
+    the failing step attached to the exception, nothing lost."""
+    s = TaylorSystem(2, gravity=[0.0, -9.81])
+    half, theta = 0.61, (0.5, -0.5)
+    along = [np.array([np.sin(t), -np.cos(t)]) for t in theta]
+    link1 = s.add_body("link 1", 14.59, 1.36, half * along[0], theta[0] - np.pi / 2)
+    link2 = s.add_body("link 2", 14.59, 1.36, 2 * half * along[0] + half * along[1], theta[1] - np.pi / 2)
+    s.add_joint("revolute", None, link1, at=[0.0, 0.0], name="pivot")
+    s.add_joint("revolute", link1, link2, at=2 * half * along[0], name="elbow")
+    # cond G grows from about 14 at the start to 29.8 at the alignment (t = 0.29 s)
+    with pytest.raises(SingularReactionMatrix, match=r"condition number .* > 2\.5e\+01") as info:
+        integrate_taylor(s, 1e-3, 0.5, max_condition=25.0)
+    history = info.value.history
+    assert history is not None and 0.1 < history.t[-1] < 0.29
+    assert history.n_steps == len(history.t) - 1 and history.condition_number.max() <= 25.0

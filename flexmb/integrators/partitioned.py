@@ -122,14 +122,25 @@ def _solver(method: str):
     return getattr(scipy.integrate, method)
 
 
+def _output_times(t_eval: Sequence[float] | None, t0: float, t_end: float) -> Array | None:
+    if t_eval is None:
+        return None
+    times = np.asarray(t_eval, dtype=float).ravel()
+    if times.size and (np.any(np.diff(times) <= 0.0) or times[0] < t0 or times[-1] > t_end):
+        raise ValueError(f"t_eval must be increasing and within [t0, t_end] = [{t0}, {t_end}]")
+    return times
+
+
 def _drive(run: PartitionedRun, rhs: Callable[[float, Array], Array], start: Callable[[], Array],
            accept: Callable[[float, Array], tuple[bool, bool, str]], t0: float, t_end: float, method: str,
            rtol: float, atol: float, max_step: float, label: str, progress: bool | None,
-           raise_on_failure: bool) -> PartitionedRun:
+           raise_on_failure: bool, t_eval: Array | None = None,
+           sample: Callable[[float, Array], None] | None = None) -> PartitionedRun:
     """The step loop shared by both modes. ``start()`` gives the state vector for a (re)start;
     ``accept(t, y)`` handles an accepted step and returns (restart, stop, progress text). A
     restart (new independent set, corrected positions) begins a new solver at the old one's
-    proposed step size."""
+    proposed step size. With ``t_eval``, ``sample(t_k, y_k)`` receives the solver's dense output
+    at the output times inside each step, before ``accept`` may change coordinates."""
     solver_cls = _solver(method)
     t, first_step = t0, None
     bar = Progress(t_end - t0, label, enabled=progress)
@@ -148,6 +159,12 @@ def _drive(run: PartitionedRun, rhs: Callable[[float, Array], Array], start: Cal
                     run.events.append({"t": float(solver.t), "event": "failed", "message": str(message)})
                     raise IntegrationFailed(run.message, run)
                 run.n_steps += 1
+                if t_eval is not None and sample is not None:
+                    inside = t_eval[(t_eval > solver.t_old) & (t_eval <= solver.t)]
+                    if inside.size:
+                        dense = solver.dense_output()
+                        for tk in inside:
+                            sample(float(tk), solver.y if tk == solver.t else dense(tk))
                 t = solver.t
                 restart, stop, text = accept(t, solver.y)
                 if stop:
@@ -175,8 +192,9 @@ def integrate_partitioned(system: ConstrainedSystem, q0: Sequence[float], qd0: S
                           max_step: float = np.inf, choice: str = "projective",
                           independent: Sequence[int] | None = None, switch_threshold: float = 0.5,
                           singular_tol: float = 1e-6, position_correction: bool = False,
-                          record_every: int = 1, progress: bool | None = None,
-                          raise_on_failure: bool = False, initial_tol: float = 1e-8) -> PartitionedRun:
+                          record_every: int = 1, t_eval: Sequence[float] | None = None,
+                          progress: bool | None = None, raise_on_failure: bool = False,
+                          initial_tol: float = 1e-8) -> PartitionedRun:
     """Integrate the compact partitioned equations from (q0, qd0) at t0 to t_end.
 
     ``choice``: "projective" | "lu" | "svd" (ignored with a fixed ``independent`` set).
@@ -185,11 +203,13 @@ def integrate_partitioned(system: ConstrainedSystem, q0: Sequence[float], qd0: S
     one (smallest eigenvalue of S_II, cos^2 alpha for one coordinate); "lu" and "svd" only decide
     which set to switch to.
     ``singular_tol``: a fixed set whose criterion falls below it ends the run ("singular").
-    ``record_every``: record every N-th accepted step (the last is always recorded).
+    ``record_every``: record every N-th accepted step (the last is always recorded);
+    ``t_eval``: record instead at these times (the solver's dense output), plus where a run stops.
     """
     q = np.array(q0, dtype=float)
     qd = np.array(qd0, dtype=float)
     _check_initial(system, q, qd, t0, initial_tol)
+    times = _output_times(t_eval, t0, t_end)
     n = system.n
     run = PartitionedRun(system.names)
     fixed = independent is not None
@@ -197,7 +217,8 @@ def integrate_partitioned(system: ConstrainedSystem, q0: Sequence[float], qd0: S
     state = {"set": np.sort(np.asarray(independent, dtype=np.int64)) if fixed else choose_independent(M, C, choice),
              "q": q, "qd": qd}
     S = tangent_gram(M, partition(C, state["set"], system.a(q, t0), system.names).D)
-    run.record(system, t0, q, qd, state["set"], choice_criterion(S, state["set"]), S)
+    if times is None or (times.size and times[0] == t0):
+        run.record(system, t0, q, qd, state["set"], choice_criterion(S, state["set"]), S)
 
     def rhs(t: float, y: Array) -> Array:
         run.n_rhs += 1
@@ -210,6 +231,13 @@ def integrate_partitioned(system: ConstrainedSystem, q0: Sequence[float], qd0: S
 
     def start() -> Array:
         return np.concatenate([state["q"], state["qd"][state["set"]]])
+
+    def sample(t: float, y: Array) -> None:
+        qq = y[:n]
+        M, C = system.M(qq, t), system.C(qq, t)
+        part = partition(C, state["set"], system.a(qq, t), system.names)
+        S = tangent_gram(M, part.D)
+        run.record(system, t, qq, part.velocities(y[n:]), state["set"], choice_criterion(S, state["set"]), S)
 
     def accept(t: float, y: Array) -> tuple[bool, bool, str]:
         current = state["set"]
@@ -228,6 +256,13 @@ def integrate_partitioned(system: ConstrainedSystem, q0: Sequence[float], qd0: S
         if position_correction:
             q, qd = _correct_positions(system, q, vI, current, t, run)
             restart = True
+        recharted = system.rechart(q, qd, t)
+        if recharted is not None:
+            q, qd = recharted
+            M, C = system.M(q, t), system.C(q, t)
+            S = tangent_gram(M, partition(C, current, system.a(q, t), system.names).D)
+            crit = choice_criterion(S, current)
+            restart = True
         if fixed and crit < singular_tol:
             run.record(system, t, q, qd, current, crit, S)
             _stop_singular(run, t, current.tolist(), crit,
@@ -243,12 +278,12 @@ def integrate_partitioned(system: ConstrainedSystem, q0: Sequence[float], qd0: S
                 current, crit, restart = new, crit_new, True
                 qd = partition(C, current, system.a(q, t), system.names).velocities(qd[current])
         state.update({"set": current, "q": q, "qd": qd})
-        if run.n_steps % record_every == 0 or t >= t_end:
+        if times is None and (run.n_steps % record_every == 0 or t >= t_end):
             run.record(system, t, q, qd, current, crit, S)
         return restart, False, ",".join(system.names[i] for i in current)
 
     return _drive(run, rhs, start, accept, t0, t_end, method, rtol, atol, max_step, "partitioned", progress,
-                  raise_on_failure)
+                  raise_on_failure, times, sample)
 
 
 def _correct_positions(system: ConstrainedSystem, q: Array, v_independent: Array, independent: Array, t: float,
@@ -338,17 +373,19 @@ def integrate_closing(system: ConstrainedSystem, variants: Sequence[ClosingVaria
                       qd0: Sequence[float], t_end: float, *, t0: float = 0.0, method: str = "DOP853",
                       rtol: float = 1e-10, atol: float = 1e-12, max_step: float = np.inf,
                       variant: int | None = None, switch_threshold: float = 0.5, singular_tol: float = 1e-6,
-                      record_every: int = 1, progress: bool | None = None,
-                      raise_on_failure: bool = False) -> PartitionedRun:
+                      record_every: int = 1, t_eval: Sequence[float] | None = None,
+                      progress: bool | None = None, raise_on_failure: bool = False) -> PartitionedRun:
     """Integrate the minimal equations (1994 eq. 28) with explicit closing conditions.
 
     Starts with ``variant`` (index; the best by the projective criterion when None); after every
     step the criterion of each variant's set is computed from the current variant's D and the
     run switches when the current set's value falls below ``switch_threshold`` x the best
     variant's. With a single variant the run stops with status ``"singular"`` when its
-    criterion falls below ``singular_tol``.
+    criterion falls below ``singular_tol``. ``record_every`` and ``t_eval`` as in
+    :func:`integrate_partitioned`.
     """
     n = system.n
+    times = _output_times(t_eval, t0, t_end)
     bound = [_Variant(v, n) for v in variants]
     if not bound:
         raise ValueError("integrate_closing needs at least one ClosingVariant")
@@ -374,7 +411,8 @@ def integrate_closing(system: ConstrainedSystem, variants: Sequence[ClosingVaria
     qd = cur.velocities(q, qd[cur.independent], t0)
     state = {"variant": cur, "q": q, "qd": qd}
     S = gram(cur, q, t0)
-    run.record(system, t0, q, qd, cur.independent, choice_criterion(S, cur.independent), S)
+    if times is None or (times.size and times[0] == t0):
+        run.record(system, t0, q, qd, cur.independent, choice_criterion(S, cur.independent), S)
 
     def rhs(t: float, y: Array) -> Array:
         run.n_rhs += 1
@@ -390,6 +428,13 @@ def integrate_closing(system: ConstrainedSystem, variants: Sequence[ClosingVaria
     def start() -> Array:
         ind = state["variant"].independent
         return np.concatenate([state["q"][ind], state["qd"][ind]])
+
+    def sample(t: float, y: Array) -> None:
+        v = state["variant"]
+        k = v.independent.size
+        qq = v.coordinates(y[:k], t, state["q"])
+        S = gram(v, qq, t)
+        run.record(system, t, qq, v.velocities(qq, y[k:], t), v.independent, choice_criterion(S, v.independent), S)
 
     def accept(t: float, y: Array) -> tuple[bool, bool, str]:
         v = state["variant"]
@@ -413,9 +458,9 @@ def integrate_closing(system: ConstrainedSystem, variants: Sequence[ClosingVaria
             q = v.coordinates(q[v.independent], t, q)
             qd = v.velocities(q, qd[v.independent], t)
         state.update({"variant": v, "q": q, "qd": qd})
-        if run.n_steps % record_every == 0 or t >= t_end:
+        if times is None and (run.n_steps % record_every == 0 or t >= t_end):
             run.record(system, t, q, qd, v.independent, crit, S)
         return restart, False, v.name
 
     return _drive(run, rhs, start, accept, t0, t_end, method, rtol, atol, max_step, "closing conditions",
-                  progress, raise_on_failure)
+                  progress, raise_on_failure, times, sample)

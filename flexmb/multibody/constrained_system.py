@@ -6,7 +6,7 @@ Schirm (1994), eqs. (1)-(4):
 
 with ``C = dPhi/dq`` (m x n), ``a = dPhi/dt`` and ``b = C' q' + a'``. A system is either written
 directly by the user as functions (relative coordinates, as the papers' four-bar cut at O4) or
-taken from a planar flexmb assembly of rigid bodies, elements and joints
+taken from a flexmb assembly of rigid bodies, elements and joints, planar or spatial
 (:meth:`ConstrainedSystem.from_assembly`).
 """
 from __future__ import annotations
@@ -14,6 +14,8 @@ from __future__ import annotations
 from typing import Callable
 
 import numpy as np
+
+from flexmb.rotations import tangent_operator
 
 Array = np.ndarray
 
@@ -35,6 +37,8 @@ class ConstrainedSystem:
         are needed).
     potential_energy: ``V(q, t)`` of the conservative part of h, for energy checks (optional).
     names: coordinate names for messages and logs (default ``q0, q1, ...``).
+    rechart: ``(q, qd, t) -> (q, qd) | None``: an equivalent state in better coordinates (for
+        rotation vectors nearing their singularity), or None; called after every accepted step.
     """
 
     def __init__(self, n: int, mass_matrix: Callable[[Array, float], Array],
@@ -43,11 +47,13 @@ class ConstrainedSystem:
                  constraint_rate: Callable[[Array, float], Array] | None = None,
                  acceleration_rhs: Callable[[Array, Array, float], Array] | None = None,
                  potential_energy: Callable[[Array, float], float] | None = None,
-                 names: list[str] | None = None) -> None:
+                 names: list[str] | None = None,
+                 rechart: Callable[[Array, Array, float], tuple[Array, Array] | None] | None = None) -> None:
         self.n = int(n)
         self._M, self._h, self._phi, self._C = mass_matrix, forces, constraints, jacobian
         self._a, self._b, self._V = constraint_rate, acceleration_rhs, potential_energy
         self._m: int | None = None                  # number of constraints, found on first use
+        self._rechart = rechart
         self.names = list(names) if names is not None else [f"q{i}" for i in range(self.n)]
         if len(self.names) != self.n:
             raise ValueError(f"{len(self.names)} coordinate names for {self.n} coordinates")
@@ -93,6 +99,10 @@ class ConstrainedSystem:
 
         return (rate(s) - rate(-s)) / (2.0 * s)
 
+    def rechart(self, q: Array, qd: Array, t: float) -> tuple[Array, Array] | None:
+        """An equivalent state in better coordinates, or None (see ``rechart`` above)."""
+        return None if self._rechart is None else self._rechart(q, qd, t)
+
     def potential_energy(self, q: Array, t: float) -> float:
         """V(q, t); raises when the system was built without one."""
         if self._V is None:
@@ -123,44 +133,106 @@ class ConstrainedSystem:
     # ------------------------------------------------------ from an assembly
     @classmethod
     def from_assembly(cls, asm) -> "ConstrainedSystem":
-        """The planar flexmb assembly ``asm`` as a constrained system in its free DOFs.
+        """The flexmb assembly ``asm`` (rigid bodies, elements, joints) as a constrained system in
+        its free DOFs.
 
-        q are the free DOFs (x, y, rotation per node; planar rotations add, so q' = v), M the
-        assembly's mass matrix, h = f_ext(t) - f_int(q) and Phi the joints' equations (the
-        constraint multipliers of :func:`flexmb.integrate` and this lambda have the same
-        meaning). With gravity as the only load the potential energy is U_strain - f_g . u.
-        Planar models with constant mass only: spatial rotations are not additive
-        coordinates and configuration-dependent masses have velocity terms not carried here.
+        q are the free DOFs: translations, planar rotations (additive, q' = v) and, in 3D, the
+        nodes' rotation vectors psi, whose rates give the spatial angular velocity
+        omega = T(psi) psi' (T: :func:`flexmb.rotations.tangent_operator`). With the spin-form
+        mass M_s (the assembly's mass plus the rotary inertia R J R^T) and spin-form forces
+        f = f_ext(t) - f_int(q):
+
+            M(q) = T^T M_s T,   h = T^T (f - omega x (R J R^T) omega - M_s T' psi'),
+            C = C_s T,
+
+        (T block-diagonal over the rotating nodes, identity elsewhere; C_s the joints' Jacobian
+        with respect to spins). T is singular at |psi| = 2 pi, so a rotation vector past
+        1.25 pi is replaced by its equivalent of the other sense (``rechart``; the integrators
+        restart there). The multipliers lambda are those of :func:`flexmb.integrate`. With
+        gravity as the only load the potential energy is U_strain - f_g . u. Constant masses
+        only (configuration-dependent masses, mass='cubic', have velocity terms not carried here).
         """
         model, dofs = asm.model, asm.dofs
-        if model.dim != 2:
-            raise ValueError("ConstrainedSystem.from_assembly: only planar models (dim = 2); spatial "
-                             "rotations are not additive coordinates")
         if asm.constraints is None:
             raise ValueError("ConstrainedSystem.from_assembly: the model has no joints")
         if asm.configuration_masses:
             raise ValueError("ConstrainedSystem.from_assembly: configuration-dependent masses (mass='cubic') "
                              "are not supported; use lumped or consistent mass")
-        free = dofs.free
         if any(callable(pv.value) or pv.value != 0.0 for pv in model.prescribed.values()):
             raise ValueError("ConstrainedSystem.from_assembly: prescribed DOFs are not supported (fixed "
                              "supports are); prescribe motion with a joint drive")
-        M = asm.mass.toarray()[np.ix_(free, free)]
-        cons = asm.constraints
-        n_dof = asm.n_dof
+        free = dofs.free
+        n_dof, cons = asm.n_dof, asm.constraints
+        M_const = asm.mass.toarray()
+        # rotating 3D nodes with all three rotations free: rows into q of their rotation vectors
+        rd = asm.rotation_dofs if model.dim == 3 else np.zeros((0, 3), dtype=np.int64)
+        slot = dofs.free_position[rd] if rd.size else np.zeros((0, 3), dtype=np.int64)
+        partly = np.flatnonzero((slot >= 0).any(axis=1) & (slot < 0).any(axis=1))
+        if partly.size:
+            raise ValueError(f"ConstrainedSystem.from_assembly: node {int(asm.rotation_nodes[partly[0]])} has some "
+                             "rotations fixed and others free; fix all or none (or use a joint)")
+        rotating = (slot >= 0).all(axis=1)
+        r_dofs, r_slots = rd[rotating], slot[rotating]          # (n_r, 3) global DOFs / positions in q
+        r_rows = np.flatnonzero(rotating)                        # rows into asm.rotary_inertia
 
         def full(q: Array) -> Array:
             u = np.zeros(n_dof)
             u[free] = q
             return u
 
+        def tangent(q: Array) -> Array:
+            T = np.eye(free.size)
+            if r_slots.size:
+                blocks = tangent_operator(q[r_slots])
+                for k, cols in enumerate(r_slots):
+                    T[np.ix_(cols, cols)] = blocks[k]
+            return T
+
+        def spin_mass(u: Array) -> Array:
+            Ms = M_const.copy()
+            if r_dofs.size:
+                Js = asm.spatial_inertia(u)[r_rows]
+                for k, cols in enumerate(r_dofs):
+                    Ms[np.ix_(cols, cols)] += Js[k]
+            return Ms[np.ix_(free, free)]
+
+        M_free = M_const[np.ix_(free, free)]
+
+        def mass_matrix(q: Array, t: float) -> Array:
+            if not r_slots.size:
+                return M_free
+            T = tangent(q)
+            return T.T @ spin_mass(full(q)) @ T
+
         def forces(q: Array, qd: Array, t: float) -> Array:
             u = full(q)
-            return (asm.external_force(t, u=u) - asm.internal_force(u))[free]
+            f = (asm.external_force(t, u=u) - asm.internal_force(u))[free]
+            if not r_slots.size:
+                return f
+            T = tangent(q)
+            w = T @ qd
+            # T' psi' by a central difference of T along psi' (T is smooth away from 2 pi)
+            e = 1e-6 / max(float(np.abs(qd).max()), 1.0)
+            Tdot_qd = (tangent(q + e * qd) - tangent(q - e * qd)) @ qd / (2.0 * e)
+            omega = w[r_slots]
+            Js = asm.spatial_inertia(u)[r_rows]
+            f[r_slots] -= np.cross(omega, np.einsum("kij,kj->ki", Js, omega))
+            return T.T @ (f - spin_mass(u) @ Tdot_qd)
 
         def jacobian(q: Array, t: float) -> Array:
-            terms = cons.evaluate(full(q), t, np.zeros(cons.n))
-            return terms.C.toarray()[:, free]
+            C = cons.evaluate(full(q), t, np.zeros(cons.n)).C.toarray()[:, free]
+            return C @ tangent(q) if r_slots.size else C
+
+        def rechart(q: Array, qd: Array, t: float) -> tuple[Array, Array] | None:
+            psi = q[r_slots]
+            angle = np.linalg.norm(psi, axis=1)
+            far = angle > 1.25 * np.pi
+            if not far.any():
+                return None
+            q_new = q.copy()
+            q_new[r_slots[far]] = psi[far] * (1.0 - 2.0 * np.pi / angle[far])[:, None]
+            qd_new = np.linalg.solve(tangent(q_new), tangent(q) @ qd)       # the same omega
+            return q_new, qd_new
 
         gravity_force = asm.external_force(0.0)
 
@@ -168,6 +240,7 @@ class ConstrainedSystem:
             u = full(q)
             return asm.strain_energy(u) - float(gravity_force @ u)
 
-        return cls(free.size, lambda q, t: M, forces, lambda q, t: cons.values(full(q), t), jacobian,
+        return cls(free.size, mass_matrix, forces, lambda q, t: cons.values(full(q), t), jacobian,
                    constraint_rate=(lambda q, t: cons.time_derivative(full(q), t)) if cons.rheonomic else None,
-                   potential_energy=potential if not (model.loads or model.vector_loads) else None, names=[dofs.label(i) for i in free])
+                   potential_energy=potential if not (model.loads or model.vector_loads) else None,
+                   names=[dofs.label(i) for i in free], rechart=rechart if r_slots.size else None)
