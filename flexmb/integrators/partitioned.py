@@ -97,9 +97,6 @@ class PartitionedRun:
         return np.array([system.kinetic_energy(q, qd, t) + system.potential_energy(q, t)
                          for t, q, qd in zip(self.t, self.q, self.qd)])
 
-    def set_names(self, record: int = -1) -> list[str]:
-        return [self.names[i] for i in self.independent[record]]
-
 
 def _check_initial(system: ConstrainedSystem, q0: Array, qd0: Array, t0: float, tol: float) -> None:
     phi = system.phi(q0, t0)

@@ -38,7 +38,8 @@ class ConstrainedSystem:
     potential_energy: ``V(q, t)`` of the conservative part of h, for energy checks (optional).
     names: coordinate names for messages and logs (default ``q0, q1, ...``).
     rechart: ``(q, qd, t) -> (q, qd) | None``: an equivalent state in better coordinates (for
-        rotation vectors nearing their singularity), or None; called after every accepted step.
+        rotation vectors nearing their singularity), or None; integrate_partitioned calls it after
+        every accepted step.
     """
 
     def __init__(self, n: int, mass_matrix: Callable[[Array, float], Array],
@@ -108,10 +109,6 @@ class ConstrainedSystem:
         if self._V is None:
             raise ValueError("this ConstrainedSystem has no potential_energy function")
         return float(self._V(q, t))
-
-    @property
-    def has_potential(self) -> bool:
-        return self._V is not None
 
     def _check(self, value: Array, shape: tuple[int, ...], what: str) -> Array:
         if value.shape != shape:
