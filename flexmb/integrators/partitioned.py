@@ -266,7 +266,7 @@ def integrate_partitioned(system: ConstrainedSystem, q0: Sequence[float], qd0: S
                            f"the fixed independent set {names} turns singular (criterion {crit:.3g})")
             return False, True, ""
         if not fixed:
-            new = choose_independent(M, C, choice)
+            new = choose_independent(M, C, choice, gram=S)
             crit_new = choice_criterion(S, new)
             if not np.array_equal(new, current) and crit < switch_threshold * crit_new:
                 run.switches.append({"t": float(t), "old": names, "new": [system.names[i] for i in new],
@@ -287,20 +287,18 @@ def _correct_positions(system: ConstrainedSystem, q: Array, v_independent: Array
                        run: PartitionedRun, max_iter: int = 4) -> tuple[Array, Array]:
     """Newton on q_D for Phi(q_I, q_D) = 0 at fixed q_I, until |Phi| stops decreasing;
     velocities from v_I (eq. 9)."""
-    start = q.copy()
+    dependent = np.setdiff1d(np.arange(q.size), independent)
     best, best_norm = q.copy(), float(np.abs(system.phi(q, t)).max(initial=0.0))
     for _ in range(max_iter):
         if best_norm == 0.0:
             break
-        C = system.C(best, t)
-        p = partition(C, independent, None, system.names)
         trial = best.copy()
-        trial[p.dependent] -= np.linalg.solve(C[:, p.dependent], system.phi(best, t))
+        trial[dependent] -= np.linalg.solve(system.C(best, t)[:, dependent], system.phi(best, t))
         norm = float(np.abs(system.phi(trial, t)).max())
         if norm >= best_norm:
             break
         best, best_norm = trial, norm
-    run.corrections.append(float(np.abs(best - start).max()))
+    run.corrections.append(float(np.abs(best - q).max()))
     p = partition(system.C(best, t), independent, system.a(best, t), system.names)
     return best, p.velocities(v_independent)
 

@@ -169,7 +169,7 @@ class ConstrainedSystem:
             raise ValueError(f"ConstrainedSystem.from_assembly: node {int(asm.rotation_nodes[partly[0]])} has some "
                              "rotations fixed and others free; fix all or none (or use a joint)")
         rotating = (slot >= 0).all(axis=1)
-        r_dofs, r_slots = rd[rotating], slot[rotating]          # (n_r, 3) global DOFs / positions in q
+        r_slots = slot[rotating]                                 # (n_r, 3) positions in q
         r_rows = np.flatnonzero(rotating)                        # rows into asm.rotary_inertia
 
         def full(q: Array) -> Array:
@@ -177,23 +177,21 @@ class ConstrainedSystem:
             u[free] = q
             return u
 
+        # (n_r, 3, 3) index arrays of the rotating nodes' 3x3 blocks in q
+        block_rows, block_cols = r_slots[:, :, None], r_slots[:, None, :]
+        M_free = M_const[np.ix_(free, free)]
+
         def tangent(q: Array) -> Array:
             T = np.eye(free.size)
             if r_slots.size:
-                blocks = tangent_operator(q[r_slots])
-                for k, cols in enumerate(r_slots):
-                    T[np.ix_(cols, cols)] = blocks[k]
+                T[block_rows, block_cols] = tangent_operator(q[r_slots])
             return T
 
         def spin_mass(u: Array) -> Array:
-            Ms = M_const.copy()
-            if r_dofs.size:
-                Js = asm.spatial_inertia(u)[r_rows]
-                for k, cols in enumerate(r_dofs):
-                    Ms[np.ix_(cols, cols)] += Js[k]
-            return Ms[np.ix_(free, free)]
-
-        M_free = M_const[np.ix_(free, free)]
+            Ms = M_free.copy()
+            if r_slots.size:
+                Ms[block_rows, block_cols] += asm.spatial_inertia(u)[r_rows]
+            return Ms
 
         def mass_matrix(q: Array, t: float) -> Array:
             if not r_slots.size:

@@ -117,12 +117,10 @@ def tangent_mass(M: Array, D: Array) -> Array:
     return D @ M @ D.T
 
 
-def tangent_gram(M: Array, D: Array, M_inv_diag: Array | None = None) -> Array:
+def tangent_gram(M: Array, D: Array) -> Array:
     """S = N D^T M_d^{-1} D N (n, n) with N = diag((M^{-1})_ii^{-1/2}); diag S = cos^2 alpha (23a)."""
-    if M_inv_diag is None:
-        M_inv_diag = np.diag(np.linalg.inv(M))
     Md = tangent_mass(M, D)
-    X = D / np.sqrt(M_inv_diag)[None, :]
+    X = D / np.sqrt(np.diag(np.linalg.inv(M)))[None, :]
     return X.T @ np.linalg.solve(Md, X)
 
 
@@ -188,8 +186,7 @@ def _full_pivot_dependent(C: Array) -> Array:
     return np.sort(cols[:m])
 
 
-def choose_independent(M: Array, C: Array, method: str = "projective",
-                       M_inv_diag: Array | None = None) -> Array:
+def choose_independent(M: Array, C: Array, method: str = "projective", gram: Array | None = None) -> Array:
     """The k = n - m independent coordinates (sorted indices) chosen by
 
     - ``"projective"``: the projective criterion with the mass metric (greedy, see module);
@@ -197,6 +194,9 @@ def choose_independent(M: Array, C: Array, method: str = "projective",
       pivot columns become dependent;
     - ``"svd"``: the null space of C from its singular value decomposition (Mani, Haug &
       Atkinson 1985), the same greedy choice in the Euclidean metric (masses ignored).
+
+    ``gram``: the tangent Gram matrix S of :func:`tangent_gram` when already at hand (it does not
+    depend on the choice that produced D), to spare the projective choice computing it again.
     """
     C = np.atleast_2d(np.asarray(C, dtype=float))
     m, n = C.shape
@@ -210,8 +210,9 @@ def choose_independent(M: Array, C: Array, method: str = "projective",
         null = Vt[m:]                                                   # (k, n), orthonormal rows
         return _greedy_pivots(null.T @ null, k)
     if method == "projective":
-        D = partition(C, choose_independent(M, C, "lu")).D
-        return _greedy_pivots(tangent_gram(M, D, M_inv_diag), k)
+        if gram is None:
+            gram = tangent_gram(M, partition(C, choose_independent(M, C, "lu")).D)
+        return _greedy_pivots(gram, k)
     raise ValueError(f"choice of independent coordinates must be one of {CHOICE_METHODS}, got {method!r}")
 
 
