@@ -120,6 +120,7 @@ from typing import Callable
 
 import numpy as np
 
+from flexmb.multibody.joints import joint_frame
 from flexmb.rotations import exp_map, skew
 
 #: a motor torque (N m) as a function of time (s)
@@ -303,7 +304,11 @@ class TaylorSystem:
                 raise ValueError(f"joint {name!r}: a {kind} joint needs an axis")
             frame = np.eye(3)
         else:
-            frame = joint_frame(_vector(axis, 3, f"joint {name!r}: axis"), name)
+            axis = _vector(axis, 3, f"joint {name!r}: axis")
+            if not np.linalg.norm(axis) > 1e-12:
+                raise ValueError(f"joint {name!r}: the axis {axis} has zero length")
+            # columns b, c, a: a along the axis, b from the global axis least aligned with it
+            frame = joint_frame(3, axis, None)
         point_i, frame_i = self._to_side(side_i, point, frame)
         point_j, frame_j = self._to_side(side_j, point, frame)
         self.joints.append(Joint(kind, name, side_i, side_j, point_i, point_j, frame_i, frame_j, motor))
@@ -356,18 +361,6 @@ class TaylorSystem:
         """J = A J' A^T in global axes, (n_bodies, 3, 3)."""
         Jp = np.array([b.inertia for b in self.bodies])
         return state.rotation @ Jp @ np.swapaxes(state.rotation, 1, 2)
-
-
-def joint_frame(axis: np.ndarray, name: str = "joint") -> np.ndarray:
-    """Orthonormal frame (3, 3), columns b, c, a with a = axis/|axis| and c = a x b."""
-    norm = np.linalg.norm(axis)
-    if not norm > 1e-12:
-        raise ValueError(f"joint {name!r}: the axis {axis} has zero length")
-    a = axis / norm
-    e = np.eye(3)[np.argmin(np.abs(a))]                 # the global axis least aligned with a
-    b = e - (e @ a) * a
-    b /= np.linalg.norm(b)
-    return np.column_stack([b, np.cross(a, b), a])
 
 
 def _vector(x, n: int, what: str) -> np.ndarray:
