@@ -61,7 +61,8 @@ def main(quick: bool = False, out_dir: str | Path = "example-output") -> dict[st
     out = Path(out_dir)
     asm, v0 = build()
     periods = 3 if quick else 24
-    history = fm.integrate(asm, T1 / 10, periods * T1, v0=v0, save_to=out / "flying_beam.h5")
+    # overwrite=True: the example re-writes its own output file on every run
+    history = fm.integrate(asm, T1 / 10, periods * T1, v0=v0, save_to=out / "flying_beam.h5", overwrite=True)
     free = np.array(history.t) > T1                     # after the load
     E = history.total_energy[free]
     L = np.array(history.angular_momentum)[free]

@@ -71,7 +71,7 @@ def main(quick: bool = False, out_dir: str | Path = "example-output") -> dict[st
     print(f"bounds from single columns: {lower:.3f} (cantilever, H = {H} m) < lambda < "
           f"{upper:.3f} (rigid floors, h = {STOREY} m)")
     modes = result.mode_shapes()
-    modes.save(out / "frame_modes.h5")
+    modes.save(out / "frame_modes.h5", overwrite=True)      # re-written on every run
     scene.render_modes(modes, out / "frame_modes.png", n=len(result.load_factors),
                        window_size=(900, 600) if quick else (1400, 900))
     return {"critical": result.critical, "lower_bound": lower, "upper_bound": upper}

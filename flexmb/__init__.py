@@ -5,11 +5,13 @@ the plotting and I/O functions that need them.
 """
 from flexmb.analysis.arc_length import arc_length
 from flexmb.analysis.buckling import BucklingResult, linear_buckling
+from flexmb.analysis.diagnostics import SingularSystemError
 from flexmb.analysis.statics import StaticPath, load_control
 from flexmb.assembly import Assembly
+from flexmb.checks import FlexmbWarning, UserFunctionError
 from flexmb.dofs import DofMap
 from flexmb.elements import Beam2D, Beam3D, ElementGroup, Truss
-from flexmb.integrators import NewtonSettings, TimeHistory, TimeIntegrationError, integrate
+from flexmb.integrators import BranchChangeError, NewtonSettings, TimeHistory, TimeIntegrationError, integrate
 from flexmb.integrators.partitioned import ClosingVariant, PartitionedRun, integrate_closing, integrate_partitioned
 from flexmb.model import Model, ModelError
 from flexmb.multibody.constrained_system import ConstrainedSystem
@@ -17,13 +19,14 @@ from flexmb.multibody.initial import consistent_initial_state
 from flexmb.multibody.joints import Joint, RigidBody
 from flexmb.multibody.reactions import physical_reactions
 from flexmb.multibody.taylor_reactions import SingularReactionMatrix, TaylorSystem, integrate_taylor
-from flexmb.results import ModelLayout, ModeShapes, Result, load_result
+from flexmb.results import ModelLayout, ModeShapes, Result, ResultFileError, load_result
 
 __version__ = "0.1.0"
 
-__all__ = ["Assembly", "Beam2D", "Beam3D", "BucklingResult", "DofMap", "ElementGroup", "Model", "ModelError",
-           "ModeShapes", "ModelLayout", "NewtonSettings", "Result", "StaticPath", "TimeHistory", "TimeIntegrationError", "Truss", "arc_length",
-           "integrate", "linear_buckling", "load_control", "load_result", "consistent_initial_state", "Joint",
-           "RigidBody", "ConstrainedSystem", "ClosingVariant", "PartitionedRun", "integrate_partitioned",
-           "integrate_closing", "physical_reactions", "TaylorSystem", "integrate_taylor",
-           "SingularReactionMatrix"]
+__all__ = ["Assembly", "Beam2D", "Beam3D", "BranchChangeError", "BucklingResult", "ClosingVariant",
+           "ConstrainedSystem", "DofMap", "ElementGroup", "FlexmbWarning", "Joint", "Model", "ModelError",
+           "ModeShapes", "ModelLayout", "NewtonSettings", "PartitionedRun", "Result", "ResultFileError",
+           "RigidBody", "SingularReactionMatrix", "SingularSystemError", "StaticPath", "TaylorSystem",
+           "TimeHistory", "TimeIntegrationError", "Truss", "UserFunctionError", "arc_length",
+           "consistent_initial_state", "integrate", "integrate_closing", "integrate_partitioned",
+           "integrate_taylor", "linear_buckling", "load_control", "load_result", "physical_reactions"]

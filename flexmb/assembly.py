@@ -56,6 +56,14 @@ class Assembly:
         #: (group index, kernels) of the groups with a configuration-dependent mass
         self.configuration_masses = [(i, k) for i, (g, X) in enumerate(zip(self.groups, self._X))
                                      if (k := g.configuration_mass(X)) is not None]
+        # their weight is not in the constant mass matrix: it is a configuration-dependent load
+        self._weighed_configuration_masses = bool(self.configuration_masses) and bool(np.any(model.gravity))
+
+    @property
+    def configuration_loads(self) -> bool:
+        """Whether a load depends on the configuration: follower and semi-tangential loads, or the
+        weight of a configuration-dependent (cubic) mass."""
+        return bool(self._vector_loads) or self._weighed_configuration_masses
 
     # ----------------------------------------------------------------- pattern
     def _build_pattern(self) -> None:
@@ -238,7 +246,7 @@ class Assembly:
         force scale max(|q_free|, |f_free|) (N); includes the stiffness of follower loads."""
         q, k_data = self.force_and_tangent(u)
         f = self.external_force(lam, statics=True, u=u)
-        if self._vector_loads:
+        if self.configuration_loads:
             k_data = k_data - self.load_stiffness_data(u, lam, statics=True)
         free = self.dofs.free
         return q - f, k_data, max(float(np.linalg.norm(q[free])), float(np.linalg.norm(f[free])))
@@ -267,17 +275,58 @@ class Assembly:
     def external_force(self, t: float, statics: bool = False, u: np.ndarray | None = None) -> np.ndarray:
         """Nodal loads and gravity at time t (or load factor t in statics), (n_dof,).
 
-        Loads that follow the node's rotation need the configuration u.
+        Loads that depend on the configuration (:attr:`configuration_loads`) need u.
         """
-        f = self.mass @ self._gravity_field * (t if statics else 1.0)
-        for i, load in self._load_slots:
-            f[i] += load.at(t, statics)
-        if self._vector_loads:
+        f = self._dead_loads(t, statics)
+        if self.configuration_loads:
             if u is None:
-                raise ModelError("the model has follower or semi-tangential loads: external_force needs u")
+                raise ModelError("the model has configuration-dependent loads (follower or semi-tangential "
+                                 "loads, or the weight of a cubic mass): external_force needs u")
+            if self._weighed_configuration_masses:
+                f += (t if statics else 1.0) * self._configuration_weight(u)
             for load, rows, _, value in self._vector_load_terms(u, t, statics):
                 f[rows] += value
         return f
+
+    def _dead_loads(self, t: float, statics: bool) -> np.ndarray:
+        """Nodal loads and the weight of the constant mass (n_dof,), N and N m."""
+        f = self.mass @ self._gravity_field * (t if statics else 1.0)
+        for i, load in self._load_slots:
+            f[i] += load.at(t, statics)
+        return f
+
+    def _configuration_weight(self, u: np.ndarray, tangent: bool = False):
+        """Weight of the configuration-dependent masses at u (n_dof,), with ``tangent`` also its
+        derivative w.r.t. u, data (nnz,)."""
+        g = self.model.gravity
+        f, data = np.zeros(self.n_dof), np.zeros(self.nnz)
+        for i, kernels in self.configuration_masses:
+            F, dF = kernels.gravity_force(u[self._edofs[i]], g)
+            f += self._group_vector(i, F)
+            if tangent:
+                data += self._group_matrix_data(i, dF)
+        return (f, data) if tangent else f
+
+    def mid_point_external_force(self, t0: float, t1: float, u0: np.ndarray, u1: np.ndarray
+                                 ) -> tuple[np.ndarray, np.ndarray | None]:
+        """External force acting over a mid-point step (n_dof,): the average of the dead loads at
+        t0 and t1 plus the exact discrete gradient of the weight of configuration-dependent masses
+        (so its work over the step is exactly minus the change of their potential); and the latter's
+        derivative w.r.t. u1, data (nnz,), or None when no load depends on the configuration."""
+        if self._vector_loads:
+            load = self._vector_loads[0]
+            raise ModelError(f"{load.kind} load at node {load.node}: configuration-dependent nodal loads "
+                             "are supported in statics and buckling only, not yet in time integration")
+        f = 0.5 * (self._dead_loads(t0, False) + self._dead_loads(t1, False))
+        if not self._weighed_configuration_masses:
+            return f, None
+        data = np.zeros(self.nnz)
+        for i, kernels in self.configuration_masses:
+            ed = self._edofs[i]
+            F, dF = kernels.mid_point_gravity(u0[ed], u1[ed], self.model.gravity)
+            f += self._group_vector(i, F)
+            data += self._group_matrix_data(i, dF)
+        return f, data
 
     def _vector_load_terms(self, u: np.ndarray, t: float, statics: bool):
         """(load, rows (3,), rotation DOFs (3,), spin-conjugate load vector (3,)) per vector load."""
@@ -294,7 +343,11 @@ class Assembly:
                 yield load, rot, rot, v + 0.5 * np.cross(c, v) + 0.25 * c * (c @ v)
 
     def load_stiffness_data(self, u: np.ndarray, t: float, statics: bool = False) -> np.ndarray:
-        """Derivative of the follower and semi-tangential loads w.r.t. the spins, data (nnz,)."""
+        """Derivative of the configuration-dependent loads w.r.t. u (spins at 3D rotations), data
+        (nnz,): follower and semi-tangential loads, the weight of cubic masses."""
+        data = np.zeros(self.nnz)
+        if self._weighed_configuration_masses:
+            data += (t if statics else 1.0) * self._configuration_weight(u, tangent=True)[1]
         rows, cols, blocks = [], [], []
         for load, r, rot, value in self._vector_load_terms(u, t, statics):
             if load.kind == "semi-tangential-moment":
@@ -308,8 +361,8 @@ class Assembly:
             cols.append(rot)
             blocks.append(block)
         if not blocks:
-            return np.zeros(self.nnz)
-        return self.block_data(np.array(rows), np.array(cols), np.array(blocks))
+            return data
+        return data + self.block_data(np.array(rows), np.array(cols), np.array(blocks))
 
     def prescribed_values(self, t: float, statics: bool = False) -> np.ndarray:
         """Values of the prescribed DOFs (n_p,) in the order of ``dofs.prescribed``."""

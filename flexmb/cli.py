@@ -1,22 +1,151 @@
 """The ``flexmb`` command.
 
-    flexmb validate [CASE ...] [--quick] [--out DIR] [--report DIR] [--cases-dir DIR]
+    flexmb [--traceback] validate [CASE ...] [--quick] [--out DIR] [--report DIR] [--cases-dir DIR]
     flexmb validate --list
     flexmb info RESULT                       what a result file holds, and its run log
-    flexmb render RESULT [--out FILE] [--step K | --steps A:B:C] [--color Q] [--every N] [--fps F]
-    flexmb plot RESULT QUANTITY [...] [--x Q] [--out FILE]
-    flexmb export RESULT [--vtu DIR] [--xdmf FILE] [--every N]
+    flexmb render RESULT [--out FILE] [--step K | --steps A:B:C] [--color Q] [--every N] [--fps F] [--force]
+    flexmb plot RESULT QUANTITY [...] [--x Q] [--out FILE] [--force]
+    flexmb export RESULT [--vtu DIR] [--xdmf FILE] [--every N] [--force]
 
 RESULT is a result file written by flexmb (``integrate(..., save_to="run.h5")``, ``save``).
+
+Exit status: 0 done; 1 a validation case failed; 2 bad input (a missing or unreadable file, an
+option value out of range, an output that exists or is the input), reported in one line
+``flexmb COMMAND: message`` on stderr; 3 an unexpected error (one line with its type; rerun
+with ``--traceback`` or ``FLEXMB_TRACEBACK=1`` for the traceback); 130 interrupted (Ctrl-C);
+141 the reader of the output went away (``flexmb info run.h5 | head -1``), quietly, as a
+program stopped by SIGPIPE.
+
+No command writes over its input file, nor over an existing output without ``--force``.
 """
 from __future__ import annotations
 
 import argparse
+import math
+import os
+import re
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
+
+if TYPE_CHECKING:
+    from flexmb.results import Result
+
+#: exit codes (see the module docstring)
+EXIT_FAILED, EXIT_USAGE, EXIT_UNEXPECTED, EXIT_INTERRUPTED, EXIT_PIPE = 1, 2, 3, 130, 141
+#: allowed picture sizes (--size), pixels per side
+MIN_PIXELS, MAX_PIXELS = 16, 8192
+TRACEBACK_VARIABLE = "FLEXMB_TRACEBACK"
 
 
+class CommandError(Exception):
+    """Bad input to a command, reported as one line and exit status 2."""
+
+
+class UsageError(CommandError):
+    """Command-line syntax that argparse rejects (unknown option, a value of the wrong type);
+    ``prog`` is the (sub)command that rejected it, e.g. "flexmb render"."""
+
+    def __init__(self, message: str, prog: str) -> None:
+        super().__init__(message)
+        self.prog = prog
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:                  # argparse would print its usage too
+        raise UsageError(f"{message} (see {self.prog} --help)", self.prog)
+
+
+# ------------------------------------------------------------------ option values
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"expected a positive finite number, got {text!r}")
+    return value
+
+
+def _window_size(text: str) -> tuple[int, int]:
+    match = re.fullmatch(r"\s*(\d+)\s*[xX]\s*(\d+)\s*", text)
+    if match is None:
+        raise argparse.ArgumentTypeError(f"expected WIDTHxHEIGHT in pixels, e.g. 1200x800, got {text!r}")
+    width, height = int(match[1]), int(match[2])
+    if not (MIN_PIXELS <= width <= MAX_PIXELS and MIN_PIXELS <= height <= MAX_PIXELS):
+        raise argparse.ArgumentTypeError(f"{text!r}: width and height must be {MIN_PIXELS} to {MAX_PIXELS} pixels")
+    return width, height
+
+
+# ------------------------------------------------------------------ files
+def _load(path_text: str) -> Result:
+    """The result in file RESULT, with errors naming the file."""
+    from flexmb.results import load_result
+
+    path = Path(path_text)
+    if not path.exists():
+        raise CommandError(f"result file {path} does not exist")
+    if path.is_dir():
+        raise CommandError(f"{path} is a folder, not a result file")
+    try:
+        return load_result(path)
+    except ValueError:                                       # read_result's messages name the file
+        raise
+    except Exception as exc:                                 # e.g. a damaged dataset
+        raise CommandError(f"cannot read result file {path}: {_describe(exc)}") from exc
+
+
+def _require_steps(result: Result, path: str, what: str) -> None:
+    if result.n_steps == 0:
+        raise CommandError(f"{path} holds no steps (a {result.kind} result, status "
+                           f"{result.meta.get('status')}): nothing to {what}")
+
+
+def _check_outputs(args: argparse.Namespace, option: str, paths: Sequence[Path]) -> None:
+    """Refuse outputs that are the input file or folders, and existing ones without --force."""
+    from flexmb.io.export import check_outputs
+
+    try:
+        check_outputs(paths, overwrite=args.force, inputs=[args.result], overwrite_hint="add --force")
+    except (ValueError, OSError) as exc:
+        raise CommandError(f"{option} {exc}") from None
+
+
+def _check_step(option: str, step: int, result: Result) -> int:
+    n = result.n_steps
+    if not -n <= step < n:
+        what = "modes" if result.kind == "modes" else "steps"
+        raise CommandError(f"{option} {step}: the {result.kind} result has {n} {what} "
+                           f"(0..{n - 1}, or -1..-{n} from the end)")
+    return step
+
+
+def _step_range(text: str, n_steps: int) -> list[int]:
+    """Steps of a slice ``start:stop:step`` (Python rules, e.g. ``0:241:20`` or ``::10``)."""
+    try:
+        parts = [int(p) if p.strip() else None for p in text.split(":")]
+        if len(parts) > 3 or (len(parts) == 3 and parts[2] == 0):
+            raise ValueError
+    except ValueError:
+        raise CommandError(f"--steps {text!r}: expected start:stop:step with a non-zero step, "
+                           "e.g. 0:100:10") from None
+    steps = list(range(n_steps))[slice(*parts)]
+    if not steps:
+        raise CommandError(f"--steps {text!r} selects none of the {n_steps} steps (0..{n_steps - 1})")
+    return steps
+
+
+# ------------------------------------------------------------------ commands
 def _validate(args: argparse.Namespace) -> int:
     import matplotlib
     matplotlib.use("Agg")                                   # files only, no display needed
@@ -32,16 +161,9 @@ def _validate(args: argparse.Namespace) -> int:
         out = args.out or args.report or "validation-results"
         failed = run_cases(args.cases, quick=args.quick, out_dir=out, cases_dir=args.cases_dir,
                            report_dir=args.report)
-    except (FileNotFoundError, KeyError) as exc:
-        print(f"flexmb validate: {exc.args[0]}", file=sys.stderr)
-        return 2
-    return 1 if failed else 0
-
-
-def _load(path: str):
-    from flexmb.results import load_result
-
-    return load_result(path)
+    except KeyError as exc:                                 # unknown case names
+        raise CommandError(exc.args[0]) from None
+    return EXIT_FAILED if failed else 0
 
 
 def _info(args: argparse.Namespace) -> int:
@@ -54,6 +176,8 @@ def _info(args: argparse.Namespace) -> int:
         print("  " + ", ".join(f"{k} = {v}" for k, v in details.items()))
     if r.n_steps:
         print(f"  {r.parameter_name}: {p[0]:.6g} .. {p[-1]:.6g}")
+    else:
+        print("  no steps: the file holds no state to plot, render or export")
     if layout is not None:
         print(f"  model: {layout.dim}D, {layout.n_nodes} nodes, {layout.n_dof} DOFs, "
               f"{len(layout.point_masses)} point mass(es)")
@@ -65,53 +189,57 @@ def _info(args: argparse.Namespace) -> int:
 
 
 def _render(args: argparse.Namespace) -> int:
+    from flexmb.viz.scene import IMAGE_SUFFIXES, MOVIE_SUFFIXES
+
+    out = Path(args.out or Path(args.result).with_suffix(".png"))
+    suffix = out.suffix.lower()
+    if suffix not in IMAGE_SUFFIXES + MOVIE_SUFFIXES:
+        raise CommandError(f"--out {out}: unknown suffix {out.suffix!r}; use {', '.join(IMAGE_SUFFIXES)} "
+                           f"(picture) or {', '.join(MOVIE_SUFFIXES)} (animation)")
+    animation = suffix in MOVIE_SUFFIXES
+    if animation and (args.step is not None or args.steps is not None):
+        raise CommandError(f"--step and --steps choose pictures; the animation {out.name} shows every "
+                           "--every-th step (use a .png file for chosen steps)")
+    r = _load(args.result)
+    _require_steps(r, args.result, "render")
+    _check_outputs(args, "--out", [out])
     from flexmb.viz import scene
 
-    r = _load(args.result)
-    out = Path(args.out or Path(args.result).with_suffix(".png"))
-    size = tuple(int(v) for v in args.size.lower().split("x"))
-    if out.suffix.lower() in (".gif", ".mp4"):
-        written = scene.animate(r, out, every=args.every, fps=args.fps, color=args.color, window_size=size)
+    size = args.size
+    if animation:
+        scene.animate(r, out, every=args.every, fps=args.fps, color=args.color, window_size=size)
     elif args.steps is not None:
-        if out.suffix.lower() != ".png":
-            raise ValueError(f"--steps draws one picture: use a .png file, not {out.name}")
         scene.render_sequence(r, out, _step_range(args.steps, r.n_steps), color=args.color, window_size=size)
-        written = out
     elif r.kind == "modes" and args.step is None:
         scene.render_modes(r, out, n=min(4, r.n_steps), scale=args.scale, window_size=size)
-        written = out
-    elif out.suffix.lower() == ".png":
-        scene.render(r, out, step=-1 if args.step is None else args.step, color=args.color,
-                     window_size=size, scale=args.scale)
-        written = out
     else:
-        raise ValueError(f"--out {out}: use a .png (picture), .gif or .mp4 (animation) file")
-    print(f"wrote {written}")
+        step = -1 if args.step is None else _check_step("--step", args.step, r)
+        scene.render(r, out, step=step, color=args.color, window_size=size, scale=args.scale)
+    print(f"wrote {out}")
     return 0
-
-
-def _step_range(text: str, n_steps: int) -> list[int]:
-    """Steps of a slice ``start:stop:step`` (Python rules, e.g. ``0:241:20`` or ``::10``)."""
-    try:
-        parts = [int(p) if p.strip() else None for p in text.split(":")]
-        if len(parts) > 3:
-            raise ValueError
-    except ValueError:
-        raise ValueError(f"--steps {text!r}: expected start:stop:step, e.g. 0:100:10") from None
-    steps = list(range(n_steps))[slice(*parts)]
-    if not steps:
-        raise ValueError(f"--steps {text!r} selects none of the {n_steps} steps")
-    return steps
 
 
 def _plot(args: argparse.Namespace) -> int:
     import matplotlib
     matplotlib.use("Agg")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    out = Path(args.out or Path(args.result).with_suffix(".history.png"))
+    formats = FigureCanvasAgg.get_supported_filetypes()
+    if out.suffix.lower().lstrip(".") not in formats:
+        raise CommandError(f"--out {out}: unknown suffix {out.suffix!r}; use one of "
+                           + ", ".join("." + f for f in sorted(formats)))
+    r = _load(args.result)
+    _require_steps(r, args.result, "plot")
+    _check_outputs(args, "--out", [out])
+    for option, quantity in [("--x", args.x)] + [("QUANTITY", q) for q in args.quantities]:
+        try:
+            r.series(quantity)
+        except (ValueError, IndexError) as exc:
+            raise CommandError(f"{option} {quantity!r}: {exc}") from None
     from flexmb.viz.plots import plot_history
 
-    r = _load(args.result)
     fig = plot_history(r, args.quantities, x=args.x)
-    out = Path(args.out or Path(args.result).with_suffix(".history.png"))
     fig.savefig(out, dpi=120)
     print(f"wrote {out}")
     return 0
@@ -121,20 +249,41 @@ def _export(args: argparse.Namespace) -> int:
     from flexmb.io import export
 
     if not (args.vtu or args.xdmf):
-        raise ValueError("flexmb export: give --vtu DIR and/or --xdmf FILE")
+        raise CommandError("give --vtu DIR and/or --xdmf FILE")
+    if args.xdmf and Path(args.xdmf).suffix.lower() not in (".xdmf", ".xmf"):
+        raise CommandError(f"--xdmf {args.xdmf}: an XDMF file needs the suffix .xdmf (or .xmf)")
+    if args.vtu and Path(args.vtu).exists() and not Path(args.vtu).is_dir():
+        raise CommandError(f"--vtu {args.vtu}: is a file, not a folder")
     r = _load(args.result)
+    _require_steps(r, args.result, "export")
+    name = Path(args.result).stem
+    # every output checked before anything is written
     if args.vtu:
-        print(f"wrote {export.write_vtu_series(r, args.vtu, Path(args.result).stem, every=args.every)}")
+        _check_outputs(args, "--vtu", export.vtu_series_paths(r, args.vtu, name, every=args.every))
     if args.xdmf:
-        print(f"wrote {export.write_xdmf(r, args.xdmf, every=args.every)}")
+        _check_outputs(args, "--xdmf", [Path(args.xdmf), export.xdmf_heavy_data_path(args.xdmf)])
+    if args.vtu:
+        print(f"wrote {export.write_vtu_series(r, args.vtu, name, every=args.every, overwrite=args.force)}")
+    if args.xdmf:
+        path = export.write_xdmf(r, args.xdmf, every=args.every, overwrite=args.force)
+        print(f"wrote {path} (heavy data {export.xdmf_heavy_data_path(path).name})")
     return 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="flexmb", description="Flexible multibody dynamics with finite elements.")
-    sub = parser.add_subparsers(dest="command", required=True)
+# ------------------------------------------------------------------ the command
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``flexmb`` (its errors raise :class:`UsageError`)."""
+    parser = _Parser(prog="flexmb", description="Flexible multibody dynamics with finite elements.")
+    trace_help = (f"show the Python traceback of an error (also: environment variable {TRACEBACK_VARIABLE}=1)")
+    parser.add_argument("--traceback", action="store_true", help=trace_help)
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--traceback", action="store_true", default=argparse.SUPPRESS, help=trace_help)
+    writes = argparse.ArgumentParser(add_help=False)
+    writes.add_argument("--force", action="store_true", help="overwrite existing output files")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    val = sub.add_parser("validate", help="run literature benchmarks and compare with reference values")
+    val = sub.add_parser("validate", parents=[common],
+                         help="run literature benchmarks and compare with reference values")
     val.add_argument("cases", nargs="*", metavar="CASE", help="case names (default: all)")
     val.add_argument("--quick", action="store_true", help="shorter runs where a case offers them (for CI)")
     val.add_argument("--out", default=None, metavar="DIR",
@@ -145,26 +294,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     val.add_argument("--cases-dir", default=None, metavar="DIR", help="folder with the case scripts")
     val.set_defaults(func=_validate)
 
-    info = sub.add_parser("info", help="summary and run log of a result file")
+    info = sub.add_parser("info", parents=[common], help="summary and run log of a result file")
     info.add_argument("result", metavar="RESULT")
     info.set_defaults(func=_info)
 
-    ren = sub.add_parser("render", help="picture (.png) or animation (.gif, .mp4) of a result, off-screen")
+    ren = sub.add_parser("render", parents=[common, writes],
+                         help="picture (.png) or animation (.gif, .mp4) of a result, off-screen")
     ren.add_argument("result", metavar="RESULT")
     ren.add_argument("--out", default=None, metavar="FILE", help="output file (default: RESULT with .png)")
-    ren.add_argument("--step", type=int, default=None,
-                     help="step to draw (default: the last; for modes: all of the first four in a grid)")
-    ren.add_argument("--steps", default=None, metavar="A:B:C",
-                     help="several steps in one picture (a slice, e.g. 0:241:20): a stroboscopic view")
+    chosen = ren.add_mutually_exclusive_group()
+    chosen.add_argument("--step", type=int, default=None,
+                        help="step to draw (default: the last; for modes: all of the first four in a grid)")
+    chosen.add_argument("--steps", default=None, metavar="A:B:C",
+                        help="several steps in one picture (a slice, e.g. 0:241:20): a stroboscopic view")
     ren.add_argument("--color", default=None, metavar="Q",
                      help="colour by an element output (N, My1, axial_strain, ...), displacement or velocity")
-    ren.add_argument("--every", type=int, default=1, help="animation: draw every N-th step")
-    ren.add_argument("--fps", type=float, default=15.0, help="animation: frames per second")
-    ren.add_argument("--scale", type=float, default=None, help="modes: largest mode displacement drawn (m)")
-    ren.add_argument("--size", default="1200x800", help="image size WxH in pixels (default: %(default)s)")
+    ren.add_argument("--every", type=_positive_int, default=1, metavar="N", help="animation: draw every N-th step")
+    ren.add_argument("--fps", type=_positive_float, default=15.0, metavar="F", help="animation: frames per second")
+    ren.add_argument("--scale", type=_positive_float, default=None, metavar="S",
+                     help="modes: largest mode displacement drawn (m)")
+    ren.add_argument("--size", type=_window_size, default=(1200, 800), metavar="WxH",
+                     help=f"image size in pixels, {MIN_PIXELS} to {MAX_PIXELS} each (default: 1200x800)")
     ren.set_defaults(func=_render)
 
-    plo = sub.add_parser("plot", help="matplotlib plot of histories from a result file")
+    plo = sub.add_parser("plot", parents=[common, writes], help="matplotlib plot of histories from a result file")
     plo.add_argument("result", metavar="RESULT")
     plo.add_argument("quantities", nargs="+", metavar="QUANTITY",
                      help="uy@12 (DOF at node), vel:uy@12, reac:ux@0, kinetic, strain, total, Lz, N@group:element")
@@ -172,21 +325,79 @@ def main(argv: Sequence[str] | None = None) -> int:
     plo.add_argument("--out", default=None, metavar="FILE", help="output file (default: RESULT.history.png)")
     plo.set_defaults(func=_plot)
 
-    exp = sub.add_parser("export", help="VTU series (.pvd) and/or XDMF time series for ParaView")
+    exp = sub.add_parser("export", parents=[common, writes], help="VTU series (.pvd) and/or XDMF time series for ParaView")
     exp.add_argument("result", metavar="RESULT")
     exp.add_argument("--vtu", default=None, metavar="DIR", help="folder for RESULT_00000.vtu ... and RESULT.pvd")
-    exp.add_argument("--xdmf", default=None, metavar="FILE", help="XDMF file (with its .h5 heavy data)")
-    exp.add_argument("--every", type=int, default=1, help="write every N-th step")
+    exp.add_argument("--xdmf", default=None, metavar="FILE",
+                     help="XDMF file; its heavy data goes to FILE.h5 (run.xdmf -> run.xdmf.h5)")
+    exp.add_argument("--every", type=_positive_int, default=1, metavar="N", help="write every N-th step")
     exp.set_defaults(func=_export)
+    return parser
 
-    args = parser.parse_args(argv)
-    if args.command == "validate":
-        return args.func(args)
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``flexmb`` with the arguments ``argv`` (default: the command line); returns the exit
+    status. Errors are one line on stderr (see the module docstring)."""
+    command = "flexmb"
+    show_traceback = os.environ.get(TRACEBACK_VARIABLE, "") not in ("", "0")
     try:
-        return args.func(args)
-    except (FileNotFoundError, ValueError, ImportError) as exc:
-        print(f"flexmb {args.command}: {exc}", file=sys.stderr)
-        return 2
+        try:
+            args, unknown = build_parser().parse_known_args(argv)
+        except SystemExit as done:                          # --help
+            return done.code if isinstance(done.code, int) else 0
+        command = f"flexmb {args.command}"
+        if unknown:
+            raise UsageError(f"unrecognized arguments: {' '.join(unknown)} (see {command} --help)", command)
+        show_traceback = show_traceback or args.traceback
+        status = args.func(args)
+        sys.stdout.flush()                    # a closed pipe shows up here, not at interpreter exit
+        return status
+    except BrokenPipeError:
+        # the reader went away (`| head`): further output, and Python's flush at exit, go nowhere
+        _discard_stdout()
+        return EXIT_PIPE
+    except KeyboardInterrupt:
+        if show_traceback:
+            raise
+        print(f"{command}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception as exc:
+        if show_traceback and not isinstance(exc, UsageError):
+            raise
+        if _expected(exc):
+            prefix = exc.prog if isinstance(exc, UsageError) else command
+            print(f"{prefix}: {_one_line(_describe(exc))}", file=sys.stderr)
+            return EXIT_USAGE
+        print(f"{command}: unexpected {type(exc).__name__}: {_one_line(_describe(exc))} (rerun with "
+              f"--traceback, or set {TRACEBACK_VARIABLE}=1, for the traceback)", file=sys.stderr)
+        return EXIT_UNEXPECTED
+
+
+def _expected(exc: BaseException) -> bool:
+    """Errors that report bad input: the command's own, flexmb's, and the standard ones for bad
+    values, missing files or modules (flexmb raises ValueError subclasses for bad input)."""
+    return (isinstance(exc, (CommandError, ValueError, OSError, ImportError))
+            or type(exc).__module__.split(".")[0] == "flexmb")
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror and exc.filename:
+        return f"{exc.filename}: {exc.strerror}"
+    if isinstance(exc, KeyError) and len(exc.args) == 1:
+        return str(exc.args[0])                              # without the quotes of KeyError's str
+    return str(exc) or type(exc).__name__
+
+
+def _one_line(text: str) -> str:
+    return "; ".join(line.strip() for line in text.splitlines() if line.strip())
+
+
+def _discard_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):                            # no real file descriptor (captured output)
+        pass
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from flexmb.checks import node_index
 from flexmb.elements.base import ElementGroup
 from flexmb.model import ROTATION_NAMES, Model, ModelError
 
@@ -22,10 +23,13 @@ class DofMap:
     has_rotations : (n_nodes,) whether the node carries rotational DOFs.
     prescribed : (n_p,) sorted global indices of fixed or prescribed DOFs.
     free : (n_f,) sorted global indices of the remaining DOFs.
+    model_revision : the model's :attr:`~flexmb.model.Model.revision` when the map was built;
+        the analyses refuse a map (an Assembly) of a model changed since.
     """
 
     def __init__(self, model: Model) -> None:
         self.model = model
+        self.model_revision = model.revision
         dim = model.dim
         n_rot = len(ROTATION_NAMES[dim])
         has_rot = np.zeros(model.n_nodes, dtype=bool)
@@ -61,7 +65,7 @@ class DofMap:
 
     def index(self, node: int, dof: str) -> int:
         """Global index of ``dof`` (e.g. ``"uy"``) of ``node``."""
-        names = self._names[node]
+        names = self._names[node_index(node, len(self._names), "dofs.index")]
         if dof not in names:
             raise ModelError(f"node {node} has no DOF {dof!r} (it has {', '.join(names)}; "
                              "rotations exist only on nodes with beam elements)")

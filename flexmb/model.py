@@ -14,14 +14,23 @@ Conventions (also in the README):
 * A value given as a callable is a function of time ``t`` (s) in dynamics and of the load
   factor ``lam`` in statics; a plain number is constant in dynamics and scaled by the load
   factor in statics (proportional loading).
+
+Every method checks what it is given (:mod:`flexmb.checks`) and raises
+:class:`~flexmb.checks.ModelError` naming the item, its value and what is allowed; a function
+value that fails while an analysis runs raises :class:`~flexmb.checks.UserFunctionError` naming
+the load, prescribed DOF or joint and the time or load factor.
 """
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field
 from typing import Callable, Sequence, Union
 
 import numpy as np
 
+from flexmb.checks import (CheckedFunction, ModelError, check_keywords, evaluate_scalar, evaluate_vector,
+                           float_array, is_real, keywords_listed, node_index, one_argument_function, real,
+                           real_array)
 from flexmb.elements.base import ElementGroup
 from flexmb.elements.beam2d import Beam2D
 from flexmb.elements.beam3d import Beam3D
@@ -34,24 +43,31 @@ Vector = Union[Sequence[float], Callable[[float], Sequence[float]]]
 TRANSLATION_NAMES = {2: ("ux", "uy"), 3: ("ux", "uy", "uz")}
 ROTATION_NAMES = {2: ("rz",), 3: ("rx", "ry", "rz")}
 
-
-class ModelError(ValueError):
-    """Raised for invalid model input; the message names the offending item."""
+#: the keywords of add_beam3d after the four stiffnesses (those of :class:`Beam3D`)
+_BEAM3D_KEYWORDS = tuple(inspect.signature(Beam3D.__init__).parameters)[6:]
 
 
 @dataclass
 class NodalValue:
-    """A load or a prescribed displacement on one DOF of one node."""
+    """A load (``role`` "load") or a prescribed displacement (``role`` "prescribed") on one DOF
+    of one node: a number, or a function of time / load factor."""
 
     node: int
     dof: str
     value: Value
+    role: str = "load"
+
+    @property
+    def label(self) -> str:
+        """How errors name it, e.g. ``"load on node 3 uy"``."""
+        return f"load on node {self.node} {self.dof}" if self.role == "load" else \
+            f"prescribed node {self.node} {self.dof}"
 
     def at(self, t: float, statics: bool = False) -> float:
         """Value at time ``t`` (dynamics) or load factor ``t`` (statics)."""
         if callable(self.value):
-            return float(self.value(t))
-        return float(self.value) * (t if statics else 1.0)
+            return evaluate_scalar(self.value, t, statics, self.label)
+        return self.value * (t if statics else 1.0)
 
 
 @dataclass
@@ -70,7 +86,7 @@ class NodalVectorLoad:
 
     def at(self, t: float, statics: bool = False) -> np.ndarray:
         if callable(self.value):
-            return np.asarray(self.value(t), dtype=float)
+            return evaluate_vector(self.value, t, statics, f"{self.kind} load on node {self.node}", 3)
         return np.asarray(self.value, dtype=float) * (t if statics else 1.0)
 
 
@@ -89,10 +105,14 @@ class Model:
     bodies: list[RigidBody] = field(default_factory=list, init=False)
     joints: list[Joint] = field(default_factory=list, init=False)
     gravity: np.ndarray = field(init=False)
+    #: counts the changes made through the methods; an Assembly records it when it is built
+    #: so that an analysis can refuse an Assembly of an older state of the model
+    revision: int = field(default=0, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        if self.dim not in (2, 3):
-            raise ModelError(f"Model dim must be 2 or 3, got {self.dim!r}")
+        if not isinstance(self.dim, (int, np.integer)) or isinstance(self.dim, bool) or self.dim not in (2, 3):
+            raise ModelError(f"Model dim must be 2 or 3 (an integer), got {self.dim!r}")
+        self.dim = int(self.dim)
         self.coordinates = np.zeros((0, self.dim))
         self.gravity = np.zeros(self.dim)
 
@@ -101,41 +121,60 @@ class Model:
     def n_nodes(self) -> int:
         return len(self.coordinates)
 
+    @keywords_listed
     def add_node(self, position: Sequence[float]) -> int:
-        """Add one node at ``position`` (m); returns its index."""
-        return int(self.add_nodes(np.asarray(position, dtype=float)[None, :])[0])
+        """Add one node at ``position`` (dim,) in m; returns its index."""
+        what = f"add_node: the position of node {self.n_nodes}"
+        p = float_array(position, what)
+        if p.shape != (self.dim,):
+            raise ModelError(f"{what} must have {self.dim} coordinates (m), got {p.tolist()} "
+                             f"(shape {p.shape})")
+        return int(self.add_nodes(p[None, :])[0])
 
+    @keywords_listed
     def add_nodes(self, positions: np.ndarray) -> np.ndarray:
         """Add nodes at ``positions`` (n, dim) in m; returns their indices (n,)."""
-        positions = np.atleast_2d(np.asarray(positions, dtype=float))
-        if positions.shape[1] != self.dim:
-            raise ModelError(
-                f"node positions must have {self.dim} coordinates each, got shape {positions.shape}")
+        positions = float_array(positions, "add_nodes: the node positions")
+        if positions.ndim == 1:
+            positions = positions[None, :]
+        if positions.ndim != 2 or positions.shape[1] != self.dim:
+            raise ModelError(f"add_nodes: node positions must have shape (n, {self.dim}) ({self.dim} "
+                             f"coordinates each, m), got shape {positions.shape}")
         if not np.all(np.isfinite(positions)):
             bad = int(np.flatnonzero(~np.all(np.isfinite(positions), axis=1))[0])
-            raise ModelError(f"node {self.n_nodes + bad} has a non-finite coordinate {positions[bad]}")
+            raise ModelError(f"node {self.n_nodes + bad} has a non-finite coordinate {positions[bad].tolist()}")
         first = self.n_nodes
         self.coordinates = np.vstack([self.coordinates, positions])
+        self.revision += 1
         return np.arange(first, self.n_nodes)
 
     def _check_node(self, node: int, what: str) -> int:
-        if not (0 <= int(node) < self.n_nodes):
-            raise ModelError(f"{what}: node {node} does not exist (model has {self.n_nodes} nodes)")
-        return int(node)
+        return node_index(node, self.n_nodes, what)
 
     def dof_names(self, rotations: bool) -> tuple[str, ...]:
         """DOF names of a node with or without rotational DOFs."""
         return TRANSLATION_NAMES[self.dim] + (ROTATION_NAMES[self.dim] if rotations else ())
 
     def _check_dof(self, dof: str, what: str) -> str:
-        if dof not in self.dof_names(True):
+        if not isinstance(dof, str) or dof not in self.dof_names(True):
             raise ModelError(f"{what}: unknown DOF {dof!r}; a {self.dim}D node has "
                              f"{', '.join(self.dof_names(True))}")
         return dof
 
+    def _value(self, value: Value, what: str) -> Value:
+        """A number (checked finite) or a function of one argument (t or lam)."""
+        if callable(value):
+            return one_argument_function(value, what)
+        return real(value, f"{what}: the value")
+
     # --------------------------------------------------------------- elements
+    @keywords_listed
     def add_group(self, group: ElementGroup) -> ElementGroup:
-        """Add an element group; its connectivity must refer to existing nodes."""
+        """Add an element group; its connectivity must refer to existing nodes, each element once."""
+        if not isinstance(group, ElementGroup):
+            raise ModelError(f"add_group needs an element group (Truss, Beam2D, Beam3D), got {type(group).__name__}")
+        if any(g is group for g in self.groups):
+            raise ModelError(f"element group {group.name!r} is already in the model (added twice)")
         if group.dim != self.dim:
             raise ModelError(f"element group {group.name!r} is {group.dim}D, the model is {self.dim}D")
         conn = group.connectivity
@@ -150,14 +189,18 @@ class Model:
             e = int(np.flatnonzero(lengths <= 0.0)[0])
             raise ModelError(f"element {e} of group {group.name!r} has zero length "
                              f"(nodes {conn[e].tolist()} coincide)")
+        _check_unique_elements(conn, group.name)
         self.groups.append(group)
+        self.revision += 1
         return group
 
+    @keywords_listed
     def add_truss(self, connectivity: np.ndarray, EA: float | np.ndarray, rho_A: float | np.ndarray = 0.0,
                   mass: str = "lumped", name: str = "truss") -> Truss:
         """Add co-rotational bars (n_el, 2): EA in N, rho_A in kg/m."""
         return self.add_group(Truss(connectivity, self.dim, EA, rho_A, mass, name))
 
+    @keywords_listed
     def add_beam2d(self, connectivity: np.ndarray, EA: float | np.ndarray, EI: float | np.ndarray,
                    rho_A: float | np.ndarray = 0.0, rho_I: float | np.ndarray = 0.0,
                    mass: str = "lumped", name: str = "beam2d", second_order: bool = False) -> Beam2D:
@@ -175,6 +218,8 @@ class Model:
         EA in N, GJ, EI_y, EI_z in N m^2; keywords ``GA_ky, GA_kz`` (N), ``rho_A`` (kg/m),
         ``rho_I`` (3,) (kg m), ``y_axis``, ``second_order``, ``mass``, ``name``.
         """
+        if any(k not in _BEAM3D_KEYWORDS for k in section):
+            check_keywords(section, ("connectivity", "EA", "GJ", "EI_y", "EI_z") + _BEAM3D_KEYWORDS, "add_beam3d")
         if self.dim != 3:
             raise ModelError(f"add_beam3d needs a 3D model, this one is {self.dim}D")
         group = self.add_group(Beam3D(connectivity, EA, GJ, EI_y, EI_z, **section))
@@ -186,75 +231,93 @@ class Model:
         return group
 
     # ------------------------------------------------------- supports/motion
+    @keywords_listed
     def fix(self, node: int, dofs: Sequence[str] | str = "all") -> None:
         """Fix DOFs of ``node``: ``"all"`` (translations and, if the node ends up carrying
         rotations, rotations too), one name such as ``"uy"``, or a list of names."""
         node = self._check_node(node, "fix")
-        if dofs == "all":
+        if isinstance(dofs, str) and dofs == "all":
             self.clamped.add(node)
+            self.revision += 1
             return
         for dof in ([dofs] if isinstance(dofs, str) else dofs):
             self.prescribe(node, dof, 0.0)
 
+    @keywords_listed
     def prescribe(self, node: int, dof: str, value: Value) -> None:
         """Prescribe the displacement (m) or rotation (rad) of one DOF; ``value`` may be f(t)."""
         node = self._check_node(node, "prescribe")
         dof = self._check_dof(dof, f"prescribe node {node}")
-        self.prescribed[(node, dof)] = NodalValue(node, dof, value)
+        self.prescribed[(node, dof)] = NodalValue(node, dof, self._value(value, f"prescribe: node {node} {dof}"),
+                                                  "prescribed")
+        self.revision += 1
 
     # ------------------------------------------------------- masses and loads
+    @keywords_listed
     def add_point_mass(self, node: int, mass: float, inertia: float = 0.0) -> None:
         """Add a point mass (kg) and, on nodes with rotations, a rotary inertia (kg m^2)."""
         node = self._check_node(node, "add_point_mass")
-        if mass < 0 or inertia < 0:
-            raise ModelError(f"point mass at node {node}: mass {mass} and inertia {inertia} "
-                             "must be non-negative")
-        self.point_masses.append((node, float(mass), float(inertia)))
+        mass = real(mass, f"add_point_mass at node {node}: mass (kg)", low=0.0)
+        inertia = real(inertia, f"add_point_mass at node {node}: inertia (kg m^2)", low=0.0)
+        self.point_masses.append((node, mass, inertia))
+        self.revision += 1
 
+    @keywords_listed
     def add_load(self, node: int, dof: str, value: Value) -> None:
         """Add a nodal force (N) or moment (N m) on one DOF; ``value`` may be f(t)."""
         node = self._check_node(node, "add_load")
         dof = self._check_dof(dof, f"add_load node {node}")
-        self.loads.append(NodalValue(node, dof, value))
+        self.loads.append(NodalValue(node, dof, self._value(value, f"add_load: load on node {node} {dof}")))
+        self.revision += 1
 
+    @keywords_listed
     def add_follower_force(self, node: int, force: Vector) -> None:
         """Force (N) given in the node's reference orientation that turns with the node (3D)."""
         self._add_vector_load(node, "follower-force", force)
 
+    @keywords_listed
     def add_follower_moment(self, node: int, moment: Vector) -> None:
         """Moment (N m) given in the node's reference orientation that turns with the node (3D)."""
         self._add_vector_load(node, "follower-moment", moment)
 
+    @keywords_listed
     def add_semi_tangential_moment(self, node: int, moment: Vector) -> None:
         """Conservative semi-tangential end moment (N m), as in Meijaard's shaft buckling (3D)."""
         self._add_vector_load(node, "semi-tangential-moment", moment)
 
     def _add_vector_load(self, node: int, kind: str, value: Vector) -> None:
         node = self._check_node(node, f"{kind} load")
+        what = f"{kind} load at node {node}"
         if self.dim != 3:
-            raise ModelError(f"{kind} load at node {node}: only for 3D models")
-        if not callable(value) and np.shape(value) != (3,):
-            raise ModelError(f"{kind} load at node {node}: need 3 components, got {np.shape(value)}")
+            raise ModelError(f"{what}: only for 3D models")
+        if callable(value):
+            value = one_argument_function(value, what)
+        else:
+            if np.shape(value) != (3,):
+                raise ModelError(f"{what}: need 3 components, got {np.shape(value)}")
+            value = real_array(value, what, (3,))
         self.vector_loads.append(NodalVectorLoad(node, kind, value))
+        self.revision += 1
 
     # ------------------------------------------------------- bodies and joints
+    @keywords_listed
     def add_rigid_body(self, position: Sequence[float], mass: float, inertia: float | Sequence,
                        name: str | None = None) -> RigidBody:
         """Add a rigid body with its centre of mass at ``position`` (m): mass (kg) and inertia
         about the centre of mass, 2D J_z (kg m^2), 3D the tensor (3, 3) (or its diagonal (3,)) in
-        the reference orientation. Its node carries translations and rotations."""
+        the reference orientation. Its node carries translations and rotations.
+
+        The inertia must be one a body can have: symmetric, principal moments non-negative and
+        each at most the sum of the other two (J1 <= J2 + J3, the triangle inequality)."""
         name = name or f"body {len(self.bodies)}"
-        J = np.asarray(inertia, dtype=float)
-        if self.dim == 3 and J.shape == (3,):
-            J = np.diag(J)
-        expected = () if self.dim == 2 else (3, 3)
-        if J.shape != expected:
-            raise ModelError(f"rigid body {name!r}: inertia must be {'a number' if self.dim == 2 else 'a (3, 3) tensor or its diagonal'}, got shape {J.shape}")
-        eig = np.atleast_1d(J) if self.dim == 2 else np.linalg.eigvalsh(0.5 * (J + J.T))
-        if not (mass > 0 and np.all(eig >= 0) and (self.dim == 2 or np.allclose(J, J.T))):
-            raise ModelError(f"rigid body {name!r}: mass {mass} must be positive and the inertia "
-                             "symmetric positive semi-definite")
-        body = RigidBody(name, self.add_node(position), float(mass), J)
+        what = f"rigid body {name!r}"
+        position = real_array(position, f"{what}: position (m)", (self.dim,))
+        if not (is_real(mass) and 0.0 < float(mass) < np.inf):
+            raise ModelError(f"{what}: mass {repr(mass) if isinstance(mass, str) else mass} kg must be a "
+                             "finite number > 0")
+        mass = float(mass)
+        J = _inertia(inertia, self.dim, what)
+        body = RigidBody(name, self.add_node(position), mass, J)
         self.bodies.append(body)
         return body
 
@@ -262,9 +325,17 @@ class Model:
         if side is None:
             return -1
         if isinstance(side, RigidBody):
+            mine = next((b for b in self.bodies if b.node == side.node), None)
+            if mine is None or mine.name != side.name or mine.mass != side.mass:
+                raise ModelError(f"{joint}: rigid body {side.name!r} belongs to another model; use the bodies "
+                                 "returned by this model's add_rigid_body")
             return side.node
+        if isinstance(side, str):
+            raise ModelError(f"{joint}: side {side!r} is not a node index, a RigidBody or None (None "
+                             "is the ground)")
         return self._check_node(side, joint)
 
+    @keywords_listed
     def add_joint(self, kind: str, a: int | RigidBody | None, b: int | RigidBody | None,
                   at: Sequence[float] | None = None, axis: Sequence[float] | None = None,
                   x_axis: Sequence[float] | None = None, drive: Drive = None, name: str | None = None) -> Joint:
@@ -279,39 +350,55 @@ class Model:
         relative to the reference configuration.
         """
         name = name or f"{kind} {len(self.joints)}"
+        what = f"joint {name!r}"
         if kind not in JOINT_KINDS + ("attach",):
-            raise ModelError(f"joint {name!r}: unknown kind {kind!r}; choose one of {', '.join(JOINT_KINDS)}")
-        ia, ib = self._side(a, f"joint {name!r}"), self._side(b, f"joint {name!r}")
+            raise ModelError(f"{what}: unknown kind {kind!r}; choose one of {', '.join(JOINT_KINDS)}")
+        ia, ib = self._side(a, what), self._side(b, what)
         if ib < 0 or ia == ib:
-            raise ModelError(f"joint {name!r}: side b must be a node or body different from side a "
+            raise ModelError(f"{what}: side b must be a node or body different from side a "
                              "(put the ground as side a)")
         if self.dim == 2 and kind in ("spherical", "universal", "cylindrical"):
-            raise ModelError(f"joint {name!r}: a {kind} joint needs a 3D model")
-        if drive is not None and kind not in ("revolute", "prismatic"):
-            raise ModelError(f"joint {name!r}: only revolute and prismatic joints can be driven")
-        point = self.coordinates[ib] if at is None else np.asarray(at, dtype=float)
-        if point.shape != (self.dim,):
-            raise ModelError(f"joint {name!r}: the joint point needs {self.dim} coordinates, got {point.tolist()}")
+            raise ModelError(f"{what}: a {kind} joint needs a 3D model")
+        if self.dim == 2 and axis is not None:
+            raise ModelError(f"{what}: axis is for joints of 3D models (a planar joint turns about the "
+                             f"out-of-plane axis; x_axis gives a line's direction), got axis={axis!r}")
+        if drive is not None:
+            if kind not in ("revolute", "prismatic"):
+                raise ModelError(f"{what}: only revolute and prismatic joints can be driven")
+            if not callable(drive):
+                raise ModelError(f"{what}: drive must be a function of time t (s), or None, got {drive!r}")
+            drive = CheckedFunction(drive, f"drive of joint {name!r}")
+        if at is None:
+            point = self.coordinates[ib]
+        else:
+            point = float_array(at, f"{what}: the joint point (m)")
+            if point.shape != (self.dim,):
+                raise ModelError(f"{what}: the joint point needs {self.dim} coordinates, got {np.asarray(at).tolist()}")
+            point = real_array(point, f"{what}: the joint point (m)")
         try:
             frame = joint_frame(self.dim, axis, x_axis)
         except ValueError as exc:
-            raise ModelError(f"joint {name!r}: {exc}") from None
+            raise ModelError(f"{what}: {exc}") from None
         joint = Joint(kind, name, ia, ib, np.r_[point, np.zeros(3 - self.dim)], frame, drive)
         self.joints.append(joint)
+        self.revision += 1
         return joint
 
+    @keywords_listed
     def attach(self, node: int, body: int | RigidBody, name: str | None = None) -> Joint:
         """Fix an FE node to a body (or another node) where it is: welded if the node carries
         rotations (a beam node), pinned otherwise."""
-        return self.add_joint("attach", body, node, at=self.coordinates[self._check_node(node, "attach")],
-                              name=name or f"attach node {node}")
+        node = self._check_node(node, "attach")
+        return self.add_joint("attach", body, node, at=self.coordinates[node], name=name or f"attach node {node}")
 
+    @keywords_listed
     def set_gravity(self, acceleration: Sequence[float]) -> None:
         """Uniform gravitational acceleration (m/s^2), e.g. ``[0, -9.81]``."""
-        g = np.asarray(acceleration, dtype=float)
+        g = float_array(acceleration, "gravity (m/s^2)")
         if g.shape != (self.dim,):
             raise ModelError(f"gravity must have {self.dim} components, got {g.tolist()}")
-        self.gravity = g
+        self.gravity = real_array(g, "gravity (m/s^2)")
+        self.revision += 1
 
     @property
     def characteristic_length(self) -> float:
@@ -320,3 +407,43 @@ class Model:
             return 1.0
         span = np.ptp(self.coordinates, axis=0).max()
         return float(span) if span > 0 else 1.0
+
+
+def _check_unique_elements(conn: np.ndarray, name: str) -> None:
+    """ModelError if two elements of a group join the same nodes (in any order)."""
+    key = np.sort(conn, axis=1)                                      # (n_el, nn), [1, 0] == [0, 1]
+    _, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
+    inverse = inverse.ravel()
+    repeated = np.flatnonzero(first[inverse] != np.arange(len(conn)))
+    if repeated.size:
+        e2 = int(repeated[0])
+        e1 = int(first[inverse[e2]])
+        raise ModelError(f"element group {name!r}: elements {e1} and {e2} join the same nodes "
+                         f"({conn[e1].tolist()} and {conn[e2].tolist()}); give each element once")
+
+
+def _inertia(inertia: float | Sequence, dim: int, what: str) -> float | np.ndarray:
+    """A rigid body's inertia checked: 2D J_z >= 0 (kg m^2); 3D a symmetric (3, 3) tensor (or
+    its diagonal) whose principal moments are >= 0 and satisfy the triangle inequality."""
+    J = float_array(inertia, f"{what}: inertia")
+    if dim == 2:
+        if J.shape != ():
+            raise ModelError(f"{what}: inertia must be a number (J_z, kg m^2) in 2D, got shape {J.shape}")
+        return real(float(J), f"{what}: inertia J_z (kg m^2)", low=0.0)
+    if J.shape == (3,):
+        J = np.diag(J)
+    if J.shape != (3, 3):
+        raise ModelError(f"{what}: inertia must be a (3, 3) tensor or its diagonal, got shape {J.shape}")
+    J = real_array(J, f"{what}: inertia (kg m^2)")
+    scale = max(float(np.abs(J).max()), np.finfo(float).tiny)
+    if not np.allclose(J, J.T, rtol=0.0, atol=1e-12 * scale):
+        raise ModelError(f"{what}: the inertia tensor must be symmetric, got {J.tolist()}")
+    moments = np.linalg.eigvalsh(0.5 * (J + J.T))                  # ascending
+    shown = "[" + ", ".join(f"{m:.6g}" for m in moments) + "]"
+    if moments[0] < -1e-12 * scale:
+        raise ModelError(f"{what}: principal moments of inertia {shown} kg m^2 must be non-negative")
+    if moments[2] > moments[0] + moments[1] + 1e-9 * scale:
+        raise ModelError(f"{what}: principal moments of inertia {shown} kg m^2 violate the triangle "
+                         f"inequality J1 <= J2 + J3 ({moments[2]:.6g} > {moments[0]:.6g} + {moments[1]:.6g}); "
+                         "no body has them")
+    return J

@@ -12,7 +12,9 @@ be plotted, rendered and exported without the script that made it.
 
 A result attached to a file (``integrate(..., save_to=...)``, :meth:`Result.attach_file`) writes
 every step as it is recorded (HDF5, see :mod:`flexmb.io.result_file`); :func:`load_result` reads
-it back.
+it back, also while another process is still writing it. An existing file is replaced only with
+``overwrite=True``; a file that cannot be written (disk full, no permission) ends the run with a
+:class:`ResultFileError` and keeps every step written before.
 
 Quantity names used by :meth:`Result.series`, the ``flexmb plot`` command and plots:
 
@@ -25,14 +27,17 @@ Quantity names used by :meth:`Result.series`, the ``flexmb plot`` command and pl
 """
 from __future__ import annotations
 
+import logging
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import numpy as np
 
 from flexmb.model import ROTATION_NAMES, TRANSLATION_NAMES, ModelError
+
+logger = logging.getLogger("flexmb")
 
 if TYPE_CHECKING:
     from flexmb.assembly import Assembly
@@ -89,6 +94,35 @@ class ModelLayout:
                           dtype=float).reshape(-1, 2)
         return cls(model.dim, X.copy(), asm.dofs.has_rotations.copy(), groups, masses,
                    asm.dofs.prescribed.copy(), [j.name for j in model.joints])
+
+    def differences(self, other: "ModelLayout") -> list[str]:
+        """What differs between this layout and ``other`` (empty if they describe the same
+        nodes, DOFs, element groups, prescribed DOFs and joints)."""
+        found = []
+        if self.dim != other.dim:
+            found.append(f"dimension {self.dim} vs {other.dim}")
+        if self.n_nodes != other.n_nodes:
+            found.append(f"{self.n_nodes} vs {other.n_nodes} nodes")
+        elif not np.array_equal(self.coordinates, other.coordinates):
+            node = int(np.flatnonzero(np.any(self.coordinates != other.coordinates, axis=1))[0])
+            found.append(f"node {node} at {self.coordinates[node].tolist()} vs {other.coordinates[node].tolist()}")
+        elif not np.array_equal(self.has_rotations, other.has_rotations):
+            node = int(np.flatnonzero(self.has_rotations != other.has_rotations)[0])
+            found.append(f"node {node} {'has' if self.has_rotations[node] else 'has no'} rotation DOFs in one")
+        if self.n_dof != other.n_dof:
+            found.append(f"{self.n_dof} vs {other.n_dof} DOFs")
+        if len(self.groups) != len(other.groups):
+            found.append(f"{len(self.groups)} vs {len(other.groups)} element groups")
+        for i, (a, b) in enumerate(zip(self.groups, other.groups)):
+            if (a.name, a.kind) != (b.name, b.kind):
+                found.append(f"element group {i}: {a.kind} {a.name!r} vs {b.kind} {b.name!r}")
+            elif not np.array_equal(a.connectivity, b.connectivity):
+                found.append(f"element group {i} ({a.name!r}): different connectivity")
+        if not np.array_equal(self.prescribed, other.prescribed):
+            found.append(f"prescribed DOFs {self.prescribed.tolist()} vs {other.prescribed.tolist()}")
+        if list(self.joints) != list(other.joints):
+            found.append(f"joints {list(self.joints)} vs {list(other.joints)}")
+        return found
 
     # ------------------------------------------------------------ numbering
     @property
@@ -181,11 +215,29 @@ class ModelLayout:
 
 @dataclass
 class Event:
-    """Something worth knowing about a run: a step cut-back, a warning, the error that ended it."""
+    """Something worth knowing about a run: a step cut-back, a warning, the error that ended it,
+    a restart."""
 
     at: float                   # time or load factor
-    kind: str                   # "cutback", "warning", "error"
+    kind: str                   # "cutback", "warning", "error", "restart"
     message: str
+
+
+class ResultFileError(OSError):
+    """A result file could not be created, written or continued.
+
+    ``path`` is the file, ``steps_on_disk`` the number of steps it holds intact (None when not
+    known), ``cause`` the operating system's error, and ``result`` the result in memory with every
+    step computed (set when a run ends with this error).
+    """
+
+    def __init__(self, message: str, path: str | Path, steps_on_disk: int | None = None,
+                 cause: BaseException | None = None) -> None:
+        super().__init__(message)
+        self.path = Path(path)
+        self.steps_on_disk = steps_on_disk
+        self.cause = cause
+        self.result: Result | None = None
 
 
 class Result:
@@ -220,7 +272,7 @@ class Result:
                 for name, lst in store.items():
                     lst.append(np.asarray(out[name], dtype=float))
         if self._file is not None:
-            self._file.append(self._step_record(len(getattr(self, self.SERIES[0])) - 1))
+            self._to_file(self._file.append, self._step_record(len(getattr(self, self.SERIES[0])) - 1))
 
     def _step_record(self, k: int) -> dict[str, np.ndarray]:
         rec = {name: np.asarray(getattr(self, name)[k], dtype=float) for name in self.SERIES}
@@ -235,7 +287,7 @@ class Result:
         event = Event(float(at), kind, message)
         self.events.append(event)
         if self._file is not None:
-            self._file.event(event)
+            self._to_file(self._file.event, event)
 
     def format_log(self) -> str:
         """The run log as text, one line per event."""
@@ -244,44 +296,89 @@ class Result:
         return "\n".join(f"{self.parameter_name} = {e.at:.6g}: {e.kind}: {e.message}" for e in self.events)
 
     # ----------------------------------------------------------------- file
-    def attach_file(self, path: str | Path) -> Path:
-        """Write the result to ``path`` (HDF5) now and every step recorded from now on."""
+    def attach_file(self, path: str | Path, overwrite: bool = False) -> Path:
+        """Write the result to ``path`` (HDF5) now and every step recorded from now on.
+
+        An existing file is refused unless ``overwrite`` is true, and a file that another run is
+        writing or that this process has open for reading is always refused.
+        """
         from flexmb.io.result_file import ResultWriter
 
         self.close_file()
-        self._file = ResultWriter(path, self)
+        self._file = ResultWriter(path, self, overwrite=overwrite)
         for k in range(self.n_steps):
-            self._file.append(self._step_record(k))
+            self._to_file(self._file.append, self._step_record(k))
         for event in self.events:
-            self._file.event(event)
+            self._to_file(self._file.event, event)
+        return self._file.path
+
+    def resume_file(self, path: str | Path) -> Path:
+        """Continue the file this result was loaded from (:func:`load_result`): its steps past
+        ``n_steps`` and log entries past ``events`` are dropped, and steps recorded from now on are
+        appended."""
+        from flexmb.io.result_file import ResultWriter
+
+        self.close_file()
+        self._file = ResultWriter.reopen(path, self)
+        self.meta.pop("status", None)                    # the loaded status no longer describes the file
         return self._file.path
 
     def close_file(self, status: str = "finished") -> None:
         """Finish the attached file; ``status`` ("finished" or "failed") is stored in it."""
         if self._file is not None:
-            self._file.close(self.cutbacks, status)
+            writer, self._file = self._file, None
+            writer.close(status)
+
+    def _to_file(self, write: Callable[..., None], *args: Any) -> None:
+        """Call a writer method; a write that failed has closed the file, so detach it."""
+        try:
+            write(*args)
+        except ResultFileError:
             self._file = None
+            raise
 
     @contextmanager
-    def recording(self, path: str | Path | None) -> Iterator["Result"]:
+    def recording(self, path: str | Path | None, overwrite: bool = False,
+                  resume: bool = False) -> Iterator["Result"]:
         """Context of a run writing to ``path`` (nothing if None): the file receives every step
         recorded inside and is completed with status "finished", or "failed" when the run
-        raises, after an "error" event naming the exception (unless the run logged its own)."""
+        raises, after an "error" event naming the exception (unless the run logged its own).
+
+        ``overwrite`` allows replacing an existing file; ``resume`` continues the file this result
+        was loaded from instead (:meth:`resume_file`). A :class:`ResultFileError` (the file could
+        not be written) carries this result in its ``result``.
+        """
         if path is not None:
-            self.attach_file(path)
+            if resume:
+                self.resume_file(path)
+            else:
+                self.attach_file(path, overwrite)
         try:
             yield self
         except BaseException as exc:
+            if isinstance(exc, ResultFileError):
+                exc.result = self
             if not self.events or self.events[-1].kind != "error":
                 at = float(self.parameter[-1]) if self.n_steps else float("nan")
-                self.log_event(at, "error", f"run stopped by {type(exc).__name__}: {exc}")
-            self.close_file("failed")
+                try:
+                    self.log_event(at, "error", f"run stopped by {type(exc).__name__}: {exc}")
+                except ResultFileError as file_error:    # exc is the error to report; say this one too
+                    logger.error("%s", file_error)
+            try:
+                self.close_file("failed")
+            except ResultFileError as file_error:
+                logger.error("%s", file_error)
             raise
-        self.close_file()
+        try:
+            self.close_file()
+        except ResultFileError as exc:
+            exc.result = self
+            raise
 
-    def save(self, path: str | Path) -> Path:
-        """Write the whole result to one HDF5 file (see :mod:`flexmb.io.result_file`)."""
-        written = self.attach_file(path)
+    def save(self, path: str | Path, overwrite: bool = False) -> Path:
+        """Write the whole result to one HDF5 file (see :mod:`flexmb.io.result_file`); an existing
+        file is replaced only with ``overwrite=True``."""
+        written = self.attach_file(path, overwrite)
         self.close_file()
         return written
 
@@ -379,19 +476,25 @@ class Result:
 class TimeHistory(Result):
     """Response at the output times of a time integration.
 
-    Series (lists, one entry per output step): ``t`` (s), ``u`` and ``v`` (n_dof,), ``reactions``
+    Series (lists, one entry per output step): ``t`` (s), ``u``, ``v`` and ``a`` (n_dof,; ``a`` is
+    the scheme's acceleration: the step's mean (v_{n+1} - v_n) / dt for the mid-point scheme,
+    the end-of-step acceleration for Newmark; m/s^2, rad/s^2), ``reactions``
     (n_dof,), energies in J: ``kinetic``, ``strain``, ``work`` (of loads and support reactions
     since t0) and ``total = kinetic + strain - work`` (constant for a conservative exact
     solution), ``angular_momentum`` (1,) in 2D or (3,) in 3D, ``newton_iterations``; with
-    joints the Lagrange multipliers (n_c,), ``constraint_residual`` max |Phi| (m or rad), and
+    joints the Lagrange multipliers (n_c,), their force on the DOFs ``constraint_force``
+    (n_dof,), ``constraint_residual`` max |Phi| (m or rad), and
     per joint the force (n_joints, dim) and moment (n_joints, 3 or 1) it exerts on its side B
     at the joint point, in the joint frame carried by side A (:meth:`joint_reaction`).
+    Each step holds the scheme's whole state, so a run continues exactly from any output step
+    (``integrate(..., restart_from=file)``).
     """
 
     kind = "dynamic"
     parameter_name = "t"
-    SERIES = ("t", "u", "v", "reactions", "kinetic", "strain", "work", "angular_momentum",
-              "newton_iterations", "multipliers", "constraint_residual", "joint_forces", "joint_moments")
+    SERIES = ("t", "u", "v", "a", "reactions", "kinetic", "strain", "work", "angular_momentum",
+              "newton_iterations", "multipliers", "constraint_force", "constraint_residual", "joint_forces",
+              "joint_moments")
 
     def __init__(self, scheme: str, dt: float, layout: ModelLayout | None = None) -> None:
         super().__init__(layout, scheme=scheme, dt=float(dt))
@@ -401,16 +504,17 @@ class TimeHistory(Result):
     def record(self, asm: Assembly, s: State, iterations: int) -> None:
         """Append state ``s`` with its energies, momentum and element outputs."""
         cs = asm.constraints
-        residual, forces, moments = 0.0, np.zeros((0,)), np.zeros((0,))
+        residual, forces, moments, constraint_force = 0.0, np.zeros((0,)), np.zeros((0,)), np.zeros((0,))
         if cs is not None:
             residual = float(np.abs(cs.values(s.u, s.t)).max(initial=0.0))
             reactions = cs.joint_reactions(s.u, s.lam, s.t, asm.dofs)
             forces = np.array([f for f, _ in reactions])
             moments = np.array([m for _, m in reactions])
-        self._append({"t": s.t, "u": s.u, "v": s.v, "reactions": s.reaction,
+            constraint_force = s.constraint_force
+        self._append({"t": s.t, "u": s.u, "v": s.v, "a": s.a, "reactions": s.reaction,
                       "kinetic": asm.kinetic_energy(s.v, s.u), "strain": asm.strain_energy(s.u),
                       "work": s.work, "angular_momentum": asm.angular_momentum(s.u, s.v),
-                      "newton_iterations": iterations, "multipliers": s.lam,
+                      "newton_iterations": iterations, "multipliers": s.lam, "constraint_force": constraint_force,
                       "constraint_residual": residual, "joint_forces": forces, "joint_moments": moments},
                      asm.element_outputs(s.u))
 

@@ -46,3 +46,16 @@ def kicked_pendulum() -> fm.Assembly:
     m.fix(pivot)
     m.add_load(tip, "ux", lambda t: 0.0 if t < 0.25 else 2000.0)
     return fm.Assembly(m)
+
+
+def pendulum_chain(n_links: int = 3) -> fm.Assembly:
+    """Horizontal chain of stiff bars (group "links") with 1 kg point masses, pinned at the origin,
+    under gravity."""
+    m = fm.Model(dim=2)
+    nodes = m.add_nodes(np.c_[np.arange(n_links + 1.0), np.zeros(n_links + 1)])
+    m.add_truss(np.c_[nodes[:-1], nodes[1:]], EA=1e7, name="links")
+    for node in nodes[1:]:
+        m.add_point_mass(node, 1.0)
+    m.fix(nodes[0])
+    m.set_gravity([0.0, -9.81])
+    return fm.Assembly(m)

@@ -198,7 +198,8 @@ def test_model_without_loads_is_refused():
 def test_load_on_supported_dofs_only_is_refused():
     model, nodes, _ = _column3d(load=0.0)
     model.add_load(int(nodes[0]), "uz", -1.0)                          # the clamped node
-    with pytest.raises(flexmb.ModelError, match="no load on its free DOFs"):
+    with pytest.raises(flexmb.ModelError, match="no load on its free DOFs"), \
+            pytest.warns(flexmb.FlexmbWarning, match="node 0 uz acts on a fixed DOF"):
         linear_buckling(model)
 
 

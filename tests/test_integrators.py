@@ -271,3 +271,16 @@ def test_exhausted_cutback_raises_with_partial_history_and_file(tmp_path):
     assert np.array(saved.u).shape == (3, asm.n_dof)
     assert saved.scheme == "mid-point" and saved.meta["status"] == "failed"
     assert [e.kind for e in saved.events] == ["error"], saved.format_log()
+
+
+def test_newmark_starts_with_massless_rotations():
+    """Regression (2026-11-23): Newmark's start acceleration needs M^-1, which failed with "Factor is
+    exactly singular" for beams without rotary inertia (rho_I = 0); such DOFs are held by the
+    elements' stiffness and now start at zero acceleration. Both schemes agree on the motion."""
+    m = fm.Model(dim=2)
+    m.add_nodes([[0.0, 0.0], [1.0, 0.0], [2.0, 0.0]])
+    m.add_beam2d([[0, 1], [1, 2]], EA=1e6, EI=10.0, rho_A=1.0, rho_I=0.0)
+    m.fix(0)
+    m.set_gravity([0.0, -9.81])
+    tips = [fm.integrate(m, 1e-3, 0.1, scheme=s, progress=False).dof(2, "uy")[-1] for s in ("newmark", "mid-point")]
+    assert tips[0] < -0.04 and abs(tips[0] / tips[1] - 1.0) < 1e-4, tips

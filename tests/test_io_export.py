@@ -11,7 +11,7 @@ import pytest
 
 import flexmb as fm
 from models import spinning_bar
-from flexmb.io.export import step_mesh_data, write_vtu_series, write_xdmf
+from flexmb.io.export import step_mesh_data, write_vtu_series, write_xdmf, xdmf_heavy_data_path
 from flexmb.results import ModelLayout, StaticPath
 
 
@@ -149,9 +149,11 @@ def test_xdmf_reads_back_with_the_same_values(name, request, tmp_path, monkeypat
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
     path = write_xdmf(result, tmp_path / "out" / f"{name}.xdmf")
-    # the heavy data sits next to the .xdmf, not in the working directory (meshio issue #1442)
-    assert path.with_suffix(".h5").is_file() and list(elsewhere.iterdir()) == []
-    assert Path.cwd() == elsewhere
+    # the heavy data sits next to the .xdmf under its own name, not in the working directory
+    # (meshio issue #1442), and no scratch folder is left behind
+    assert sorted(p.name for p in path.parent.iterdir()) == [f"{name}.xdmf", f"{name}.xdmf.h5"]
+    assert xdmf_heavy_data_path(path) == path.parent / f"{name}.xdmf.h5"
+    assert list(elsewhere.iterdir()) == [] and Path.cwd() == elsewhere
     layout = result.layout
     with meshio.xdmf.TimeSeriesReader(path) as reader:
         points, cells = reader.read_points_cells()
@@ -231,3 +233,65 @@ def test_nothing_to_write_is_an_error(guyed_cantilever, tmp_path):
         step_mesh_data(guyed_cantilever, 3)
     assert not list(tmp_path.iterdir())
     assert isinstance(guyed_cantilever.layout, ModelLayout)          # the copy left the fixture intact
+
+
+# ------------------------------------------------------------------ files kept safe
+def test_xdmf_beside_its_result_file_leaves_it_intact(guyed_cantilever, tmp_path):
+    """The heavy data of run.xdmf is run.xdmf.h5: it once was run.h5, the result file itself."""
+    source = guyed_cantilever.save(tmp_path / "run.h5")
+    before = source.read_bytes()
+    path = write_xdmf(fm.load_result(source), tmp_path / "run.xdmf")
+    assert source.read_bytes() == before
+    assert fm.load_result(source).n_steps == guyed_cantilever.n_steps
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.h5", "run.xdmf", "run.xdmf.h5"]
+    with meshio.xdmf.TimeSeriesReader(path) as reader:
+        reader.read_points_cells()
+        assert reader.num_steps == guyed_cantilever.n_steps
+
+
+def test_exports_refuse_the_file_they_export(guyed_cantilever, tmp_path):
+    named_like_heavy_data = guyed_cantilever.save(tmp_path / "r.xdmf.h5")
+    with pytest.raises(ValueError, match=r"r\.xdmf\.h5 is the input result file .*choose another name"):
+        write_xdmf(fm.load_result(named_like_heavy_data), tmp_path / "r.xdmf", overwrite=True)
+    named_like_collection = guyed_cantilever.save(tmp_path / "s.pvd")
+    with pytest.raises(ValueError, match=r"s\.pvd is the input result file"):
+        write_vtu_series(fm.load_result(named_like_collection), tmp_path, name="s", overwrite=True)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.xdmf.h5", "s.pvd"]
+
+
+def test_existing_files_are_replaced_only_when_asked(guyed_cantilever, tmp_path):
+    write_xdmf(guyed_cantilever, tmp_path / "r.xdmf")
+    (tmp_path / "r.xdmf").unlink()                   # the heavy data left alone is still protected
+    with pytest.raises(FileExistsError, match=r"r\.xdmf\.h5 exists; pass overwrite=True to replace it"):
+        write_xdmf(guyed_cantilever, tmp_path / "r.xdmf")
+    assert not (tmp_path / "r.xdmf").exists()
+    write_xdmf(guyed_cantilever, tmp_path / "r.xdmf", overwrite=True)
+    pvd = write_vtu_series(guyed_cantilever, tmp_path / "vtu", every=2)
+    pvd.unlink()
+    (tmp_path / "vtu" / "result_00000.vtu").unlink()     # every file of the series is checked
+    with pytest.raises(FileExistsError, match=r"result_00002\.vtu exists"):
+        write_vtu_series(guyed_cantilever, tmp_path / "vtu", every=2)
+    assert write_vtu_series(guyed_cantilever, tmp_path / "vtu", every=2, overwrite=True) == pvd
+    (tmp_path / "folder.xdmf").mkdir()
+    with pytest.raises(IsADirectoryError, match=r"folder\.xdmf is a folder"):
+        write_xdmf(guyed_cantilever, tmp_path / "folder.xdmf", overwrite=True)
+    with pytest.raises(NotADirectoryError, match=r"r\.xdmf is a file, not a folder for the VTU series"):
+        write_vtu_series(guyed_cantilever, tmp_path / "r.xdmf")
+
+
+def test_failed_xdmf_export_leaves_no_file(guyed_cantilever, tmp_path, monkeypatch):
+    import flexmb.io.export as export
+
+    real = export.step_mesh_data
+
+    def fails_at_step_2(result, step):
+        if step == 2:
+            raise RuntimeError("disk trouble at step 2")
+        return real(result, step)
+
+    monkeypatch.setattr(export, "step_mesh_data", fails_at_step_2)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(RuntimeError, match="disk trouble at step 2"):
+        write_xdmf(guyed_cantilever, tmp_path / "out" / "r.xdmf")
+    assert Path.cwd() == tmp_path
+    assert list((tmp_path / "out").iterdir()) == [], "a half-written export or its scratch folder was left"

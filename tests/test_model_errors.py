@@ -107,9 +107,11 @@ def test_t_end_a_whole_number_of_steps_despite_round_off():
     assert len(h.t) == 4 and abs(h.t[-1] - 0.3) < 1e-15, f"output times {h.t}"
 
 
-@pytest.mark.parametrize("dt, t_end", [(0.0, 1.0), (-0.1, 1.0), (0.1, 0.0)])
-def test_non_positive_step_or_span(dt, t_end):
-    with raises_naming(f"dt={dt}", f"t_end={t_end}"):
+@pytest.mark.parametrize("dt, t_end, items", [(0.0, 1.0, ("dt", "> 0", "got 0")),
+                                               (-0.1, 1.0, ("dt", "> 0", "got -0.1")),
+                                               (0.1, 0.0, ("t_end", "> t0 = 0 s", "got 0 s"))])
+def test_non_positive_step_or_span(dt, t_end, items):
+    with raises_naming(*items):
         fm.integrate(chain_model(), dt, t_end)
 
 
@@ -126,8 +128,10 @@ def test_gravity_with_wrong_dimension():
 
 
 def test_node_with_wrong_number_of_coordinates():
-    with raises_naming("2 coordinates", "(1, 3)"):
+    with raises_naming("node 0", "2 coordinates", "(3,)"):
         fm.Model(dim=2).add_node([0.0, 1.0, 2.0])
+    with raises_naming("node positions", "(n, 2)", "(4, 3)"):
+        fm.Model(dim=2).add_nodes(np.zeros((4, 3)))
 
 
 def test_beam_in_3d_model():

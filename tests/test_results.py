@@ -12,21 +12,9 @@ import pytest
 
 import flexmb as fm
 from flexmb.integrators import NewtonSettings
-from models import kicked_pendulum, spinning_bar
+from models import kicked_pendulum, pendulum_chain, spinning_bar
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def pendulum_chain(n_links: int = 3) -> fm.Assembly:
-    """Horizontal chain of stiff bars with point masses, pinned at the origin, under gravity."""
-    m = fm.Model(dim=2)
-    nodes = m.add_nodes(np.c_[np.arange(n_links + 1.0), np.zeros(n_links + 1)])
-    m.add_truss(np.c_[nodes[:-1], nodes[1:]], EA=1e7, name="links")
-    for node in nodes[1:]:
-        m.add_point_mass(node, 1.0)
-    m.fix(nodes[0])
-    m.set_gravity([0.0, -9.81])
-    return fm.Assembly(m)
 
 
 def test_dynamic_result_round_trips_through_the_file(tmp_path):
@@ -100,7 +88,7 @@ def test_a_run_stopped_by_an_exception_keeps_every_completed_step(tmp_path):
     asm.model.add_load(3, "uy", failing_load)
     asm = fm.Assembly(asm.model)
     path = tmp_path / "stopped.h5"
-    with pytest.raises(RuntimeError, match="sensor script crashed"):
+    with pytest.raises(fm.UserFunctionError, match="sensor script crashed"):
         fm.integrate(asm, 0.05, 1.0, save_to=path)
     r = fm.load_result(path)
     assert np.allclose(r.t, np.arange(0.0, 0.35, 0.05), rtol=0, atol=1e-12), f"file holds t = {r.t}"
@@ -119,7 +107,7 @@ def test_a_killed_run_leaves_a_readable_file(tmp_path):
         import os, signal, sys
         import numpy as np
         sys.path.insert(0, {str(REPO / "tests")!r})
-        from test_results import pendulum_chain
+        from models import pendulum_chain
         import flexmb as fm
         asm = pendulum_chain(3)
         def load(t):

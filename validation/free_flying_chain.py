@@ -14,7 +14,7 @@ is 2 eps_c,max = 4e-6; started in the stretched relative equilibrium it stays at
 
 Checked: at dt = 0.1 the tip follows the rigid solution within 1 % of the chain length for 20 s;
 energy |E-E0|/K0 and angular momentum |L-L0|/|L0| constant to 1e-8 at dt = 0.1 and 2.0; at
-dt = 2.0 no locking: the largest axial strain stays at the exact bound 4e-6, the axial strain
+dt = 2.0 no locking: the largest axial strain equals the exact 2 eps_c = 4e-6 within 0.1 %, the axial strain
 energy share below 1e-5, and, from the relative equilibrium, the strain deviates from eps_c by
 less than 1e-6; trapezoidal Newmark at dt = 0.1 jumps to a false axial-vibration state.
 """
@@ -90,8 +90,10 @@ def run(quick: bool = False) -> CaseReport:
         report.add(Check.at_most(f"mid-point dt={dt}: max |L-L0|/|L0|", h.angular_momentum_error().max(), 1e-8, src))
     h2 = runs[("mid-point", 2.0)]
     strains = _strains(asm, h2)
-    report.add(Check.at_most("mid-point dt=2.0: largest axial strain", np.abs(strains).max(),
-                             2.0 * eps_c.max() * 1.01, "exact bound 2 eps_c (unstretched start)"))
+    # the largest strain of an axial vibration started from zero about eps_c is 2 eps_c: checked as equal to
+    # it (measured 7e-6 relative), not as "below 1.01 times it", where the value sat at 99 % of the tolerance
+    report.add(Check.close("mid-point dt=2.0: largest axial strain", np.abs(strains).max(),
+                           2.0 * eps_c.max(), 1e-3, "exact: 2 eps_c of the unstretched start"))
     report.add(Check.at_most("mid-point dt=2.0: max axial strain-energy share",
                              (np.array(h2.strain) / h2.total_energy).max(), 1e-5, "C&S 1993 (no locking)"))
     report.add(Check.at_most("mid-point dt=2.0 prestressed: max |eps - eps_c|",

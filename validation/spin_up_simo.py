@@ -12,7 +12,7 @@ deformation and rotary inertia included). Beam2D (Euler-Bernoulli) has no shear 
 is negligible here: the shear share of a cantilever's tip deflection is about
 3 EI / (GA_k L^2) = 3 * 14000 / (1e7 * 100) = 4e-5 (EI / (GA_k L^2) = 1.4e-5; per element of
 2.5 m, EI / (GA_k l^2) = 2.2e-4). Root node ux = uy = 0, rz = psi(t); starts at rest. Mid-point
-scheme to t = 20 s, dt = 0.005 s (quick: 0.02 s).
+scheme to t = 20 s, dt = 0.005 s (quick: 0.02 s, the 16-element mesh 0.01 s).
 
 Output: lateral tip deflection d = x_tip . (-sin psi, cos psi). Checked: the extreme (minimum)
 with 4 elements within 1 % of -0.5739 m and with 2 elements within 1 % of -0.5726 m, and the

@@ -25,7 +25,12 @@ constraint gives ``a1 delta_lam^2 + a2 delta_lam + a3 = 0`` with
 
 Of the two roots the one is taken whose new increment makes the smaller angle with the
 increment before the correction (largest ``du_old^T W du_new + psi^2 f^T f dlam_old dlam_new``),
-which keeps the iteration from turning back along the path. Complex roots, a singular tangent
+which keeps the iteration from turning back along the path. A tangent that is singular at the
+start of a step (a converged state; exactly or to round-off, see
+:class:`~flexmb.integrators.newton.Factorization`) is structural, no shorter step changes it:
+the run stops with a :class:`~flexmb.analysis.diagnostics.SingularSystemError` naming the free
+nodes and DOFs. Complex roots, an exactly singular tangent inside the corrector (the path
+passes a limit point, where the bordered system stays regular)
 or no convergence within the Newton settings halve ``dl`` and restart the step (cut-back); after
 a converged step in I iterations ``dl`` grows by ``(5 / I)^(1/2)`` (Crisfield's rule, here only
 growth and at most a factor 2), never beyond the user's value. Convergence is judged as in
@@ -47,11 +52,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import scipy.sparse.linalg as spla
 
+from flexmb.analysis.diagnostics import statics_error
 from flexmb.analysis.statics import StaticPath, StaticSolveError
 from flexmb.assembly import Assembly
-from flexmb.integrators.newton import NewtonFailure, NewtonLog, NewtonSettings
+from flexmb.checks import check_arc_length
+from flexmb.integrators.newton import Factorization, NewtonFailure, NewtonLog, NewtonSettings, SingularJacobian
 from flexmb.model import Model, ModelError
 from flexmb.multibody.initial import refuse_joints
 from flexmb.progress import Progress
@@ -78,7 +84,7 @@ def arc_length(model: Model | Assembly, increment: float, n_steps: int = 100,
                newton: NewtonSettings | None = None, max_cutbacks: int = 6,
                u0: np.ndarray | None = None, lam0: float = 0.0, psi: float = 0.0,
                dof_scale: np.ndarray | None = None, progress: bool | None = None,
-               save_to: str | Path | None = None) -> StaticPath:
+               save_to: str | Path | None = None, overwrite: bool = False) -> StaticPath:
     """Trace the equilibrium path with Crisfield's arc-length method.
 
     Parameters
@@ -100,6 +106,7 @@ def arc_length(model: Model | Assembly, increment: float, n_steps: int = 100,
         and the model's characteristic length (m/rad) for rotations, so that dl is a length.
     progress : show a progress bar over the steps (default: when stderr is a terminal).
     save_to : result file (HDF5) that receives each converged state at once.
+    overwrite : replace an existing ``save_to`` file (otherwise the run refuses to start).
 
     Returns
     -------
@@ -111,36 +118,37 @@ def arc_length(model: Model | Assembly, increment: float, n_steps: int = 100,
     ModelError : non-proportional loading, a zero reference load or invalid arguments.
     StaticSolveError : a step failed after ``max_cutbacks`` halvings; ``path`` holds the
         states converged before it.
+    SingularSystemError : the tangent at the start of a step is singular (no supports, a
+        mechanism); it names the free nodes and DOFs, its ``result`` holds the path so far.
     """
-    if not increment > 0.0 or n_steps < 1 or max_cutbacks < 0 or psi < 0.0:
-        raise ModelError(f"arc_length needs increment > 0, n_steps >= 1, max_cutbacks >= 0 and "
-                         f"psi >= 0, got {increment}, {n_steps}, {max_cutbacks}, {psi}")
     asm = model if isinstance(model, Assembly) else Assembly(model)
+    check_arc_length(asm, increment, n_steps, max_load_factor, max_displacement, newton, max_cutbacks, u0, lam0,
+                     psi, dof_scale)
     refuse_joints(asm, "arc_length")
     _check_proportional(asm.model)
     if asm.model.vector_loads:
         load = asm.model.vector_loads[0]
         raise ModelError(f"arc_length: {load.kind} load at node {load.node} depends on the "
                          "configuration; the arc-length method here scales dead loads only (use load_control)")
+    if asm.configuration_loads:
+        raise ModelError("arc_length: the weight of a cubic mass (Beam2D mass='cubic') turns with the nodes; "
+                         "the arc-length method here scales dead loads only (use load_control, or "
+                         "mass='consistent' for the weight)")
     free = asm.dofs.free
     f_ref = asm.external_force(1.0, statics=True)                      # (n_dof,), N
     if not np.any(f_ref[free]):
         raise ModelError("arc_length: the reference load (nodal loads and gravity at lam = 1) is "
                          "zero on every free DOF; there is nothing to scale")
     u = np.zeros(asm.n_dof) if u0 is None else np.array(u0, dtype=float)
-    if u.shape != (asm.n_dof,):
-        raise ModelError(f"u0 must have shape ({asm.n_dof},), got {u.shape}")
     u[asm.dofs.prescribed] = 0.0                                       # all prescribed values are zero
     s_dof = _default_scale(asm) if dof_scale is None else np.asarray(dof_scale, dtype=float)
-    if s_dof.shape != (asm.n_dof,) or not np.all(s_dof > 0.0):
-        raise ModelError(f"dof_scale must be ({asm.n_dof},) positive factors, got shape {s_dof.shape}")
 
     corrector = _Corrector(asm, f_ref[free], s_dof[free] ** 2, psi, newton or NewtonSettings())
     state = _State(u, float(lam0), *asm.force_and_tangent(u))
     path = StaticPath(ModelLayout.from_assembly(asm), "arc length")
     previous: tuple[np.ndarray, float] | None = None
     dl = float(increment)
-    with path.recording(save_to), closing(Progress(n_steps, "arc length", "steps", progress)) as bar:
+    with path.recording(save_to, overwrite), closing(Progress(n_steps, "arc length", "steps", progress)) as bar:
         while len(path.u) < n_steps:
             state, du, dlam, log, dl = _step_with_cutbacks(corrector, state, dl, previous, max_cutbacks, path)
             reaction = state.q - state.lam * f_ref
@@ -188,11 +196,18 @@ def _step_with_cutbacks(corrector: _Corrector, state: _State, dl: float,
         try:
             return (*corrector.step(state, dl, previous), dl)
         except NewtonFailure as exc:
+            if isinstance(exc, SingularJacobian) and exc.iteration == 0:
+                error = statics_error(corrector.asm, exc.matrix, "arc length", state.lam, state.u,
+                                      f"the start of step {len(path.u) + 1}", bool(path.u), exc.direction)
+                path.log_event(state.lam, "error", str(error))
+                error.result = path
+                raise error from exc
             if halvings == max_cutbacks:
                 message = (f"arc length: no equilibrium found from lam = {state.lam:.6g} (step "
                            f"{len(path.u) + 1}) after {max_cutbacks} cut-backs to dl = {dl:.3g}: {exc}")
                 path.log_event(state.lam, "error", message)
-                raise StaticSolveError(message + f"\n{exc.log.format()}", path) from exc
+                raise StaticSolveError(message + f"\nlast corrector: {exc.log.summary()}\n{exc.log.format()}",
+                                       path) from exc
             halvings += 1
             path.cutbacks += 1
             path.log_event(state.lam, "cutback", f"arc-length step dl = {dl:.4g} did not converge; dl/2")
@@ -220,11 +235,23 @@ class _Corrector:
     def inner(self, a: np.ndarray, alpha: float, b: np.ndarray, beta: float) -> float:
         return float(a @ (self.w2 * b)) + self.c * alpha * beta
 
-    def _factor(self, k_data: np.ndarray, log: NewtonLog, k: int) -> spla.SuperLU:
+    def _factor(self, k_data: np.ndarray, log: NewtonLog, k: int | None) -> Factorization:
+        """LU of the tangent at corrector iteration k, or (k None) at the step's start, where a
+        tangent singular to round-off counts too; SingularJacobian with ``iteration`` 0 at the
+        start, k + 1 in the corrector."""
+        K = self.asm.free_matrix(k_data)
+        where = "at the start of the step" if k is None else f"at corrector iteration {k}"
+        iteration = 0 if k is None else k + 1
         try:
-            return spla.splu(self.asm.free_matrix(k_data))
+            lu = Factorization(K)
         except RuntimeError as exc:                          # SuperLU: "Factor is exactly singular"
-            raise NewtonFailure(f"singular tangent at iteration {k}: {exc}", log) from exc
+            raise SingularJacobian(f"singular tangent {where}: {exc}", log, K, iteration, 0.0) from exc
+        if k is None and lu.is_singular():
+            raise SingularJacobian(f"singular tangent {where}: smallest equilibrated pivot "
+                                   f"{lu.smallest_pivot:.1e}", log, K, iteration, lu.smallest_pivot)
+        log.tangent_signs.append(lu.determinant_sign)
+        log.smallest_pivots.append(lu.smallest_pivot)
+        return lu
 
     def _move(self, u: np.ndarray, du_free: np.ndarray) -> np.ndarray:
         du = np.zeros_like(u)
@@ -241,7 +268,7 @@ class _Corrector:
         s, f, free = self.settings, self.f, self.asm.dofs.free
         length = self.asm.model.characteristic_length
         log = NewtonLog()
-        u_t = self._factor(start.k_data, log, 0).solve(f)
+        u_t = self._factor(start.k_data, log, None).solve(f)
         dlam = dl / np.sqrt(self.inner(u_t, 1.0, u_t, 1.0))
         if previous is not None and self.inner(*previous, u_t, 1.0) < 0.0:
             dlam = -dlam

@@ -12,7 +12,10 @@ linear in the stresses (:meth:`~flexmb.elements.base.ElementGroup.geometric_stif
 K_L,ref the stiffness of the reference follower/semi-tangential loads. About the reference state
 this is the classical ``(K_0 + lam K_g) phi = 0``. The matrices are not symmetrised: the
 general eigenproblem is solved (dense LAPACK for up to ``dense_limit`` free DOFs, otherwise
-ARPACK in shift-invert form on the sparse LU of K_t).
+ARPACK in shift-invert form on the sparse LU of K_t). A tangent singular at the pre-load state,
+exactly or to round-off (:class:`~flexmb.integrators.newton.Factorization`), raises a
+:class:`~flexmb.analysis.diagnostics.SingularSystemError` naming the nodes and DOFs that move
+freely (no supports, a mechanism).
 """
 from __future__ import annotations
 
@@ -23,7 +26,10 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse.linalg as spla
 
+from flexmb.analysis.diagnostics import statics_error
 from flexmb.assembly import Assembly
+from flexmb.checks import check_linear_buckling
+from flexmb.integrators.newton import Factorization
 from flexmb.model import Model, ModelError
 from flexmb.multibody.initial import refuse_joints
 from flexmb.results import ModelLayout, ModeShapes
@@ -49,9 +55,9 @@ class BucklingResult:
         return ModeShapes.from_modes(self.layout, self.load_factors, self.modes, self.u_pre,
                                      "critical load factor")
 
-    def save(self, path: str | Path) -> Path:
-        """Write the modes to a result file (HDF5, kind "modes")."""
-        return self.mode_shapes().save(path)
+    def save(self, path: str | Path, overwrite: bool = False) -> Path:
+        """Write the modes to a result file (HDF5, kind "modes"); an existing file only with ``overwrite``."""
+        return self.mode_shapes().save(path, overwrite)
 
 
 def linear_buckling(model: Model | Assembly, n_modes: int = 4, u_pre: np.ndarray | None = None,
@@ -65,27 +71,23 @@ def linear_buckling(model: Model | Assembly, n_modes: int = 4, u_pre: np.ndarray
     n_modes : number of positive critical load factors to return (fewer if fewer exist).
     """
     asm = model if isinstance(model, Assembly) else Assembly(model)
+    check_linear_buckling(asm, n_modes, u_pre, load_factor_pre, dense_limit)
     refuse_joints(asm, "linear_buckling")
     free = asm.dofs.free
     lam_p = float(load_factor_pre)
     u_p = np.zeros(asm.n_dof) if u_pre is None else np.array(u_pre, dtype=float)
-    if u_p.shape != (asm.n_dof,):
-        raise ModelError(f"u_pre must have shape ({asm.n_dof},), got {u_p.shape}")
     _, kt_data, _ = asm.static_residual(u_p, lam_p)
     Kt = asm.free_matrix(kt_data)
     f_ref = asm.external_force(lam_p + 1.0, statics=True, u=u_p) - asm.external_force(lam_p, statics=True, u=u_p)
     if not np.any(f_ref[free]):
         raise ModelError("linear_buckling: the model has no load on its free DOFs")
     try:
-        lu = spla.splu(Kt.tocsc())
-    except RuntimeError as exc:
-        raise ModelError(f"linear_buckling: the tangent at the pre-load state is singular ({exc}); "
-                         "is the model supported against rigid motion?") from None
-    pivots = np.abs(lu.U.diagonal())
-    if pivots.min() <= 1e-14 * pivots.max():         # round-off pivot: a rigid or mechanism mode
-        raise ModelError("linear_buckling: the tangent at the pre-load state is singular to round-off "
-                         f"(smallest/largest LU pivot {pivots.min() / pivots.max():.1e}); is the model "
-                         "supported against rigid motion?")
+        lu = Factorization(Kt)
+        singular = lu.is_singular()
+    except RuntimeError:                                 # SuperLU: "Factor is exactly singular"
+        singular = True
+    if singular:                                        # a rigid-body or mechanism mode
+        raise statics_error(asm, Kt, "linear buckling", lam_p, u_p, "the pre-load state")
     du = np.zeros(asm.n_dof)
     du[free] = lu.solve(f_ref[free])
     # stress increment of the reference load by a central difference of a tiny linear response
@@ -98,7 +100,7 @@ def linear_buckling(model: Model | Assembly, n_modes: int = 4, u_pre: np.ndarray
     plus, minus = asm.stresses(asm.update(u_p, s * du)), asm.stresses(asm.update(u_p, -s * du))
     s_ref = [(a - b) / (2.0 * s) for a, b in zip(plus, minus)]
     kg_data = asm.geometric_stiffness_data(u_p, s_ref)
-    if asm.model.vector_loads:
+    if asm.configuration_loads:
         kg_data = kg_data - (asm.load_stiffness_data(u_p, lam_p + 1.0, statics=True)
                              - asm.load_stiffness_data(u_p, lam_p, statics=True))
     Kg = asm.free_matrix(kg_data)

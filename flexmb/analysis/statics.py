@@ -5,18 +5,35 @@ constant prescribed displacements are scaled by ``lam``; loads and prescribed va
 functions are evaluated at ``lam`` (pseudo-time). A failed increment is retried as two half
 increments, up to ``max_cutbacks`` halvings. Follower and semi-tangential loads enter with
 their load stiffness; spatial rotations are updated by composition (:meth:`Assembly.update`).
+
+Singular tangents and limit points. A tangent that is singular at the start of an increment
+(an equilibrium already reached, or the unloaded start) does not change with a smaller
+increment: the run stops at once with a
+:class:`~flexmb.analysis.diagnostics.SingularSystemError` naming the free nodes and DOFs (no
+supports, a mechanism). Load control cannot pass a limit point (a load maximum): when the
+increments fail there, the error says so (the tangent stiffness along the load has dropped
+below ``LIMIT_STIFFNESS`` of its initial value, or its determinant changed sign while Newton
+tried) and points to :func:`~flexmb.analysis.arc_length.arc_length`. When Newton instead jumps
+through a limit point to a far equilibrium, the sign of the tangent's determinant differs
+between the start and the end of the increment, or the state moved along the load far more than
+the tangents at both ends explain (``JUMP_FACTOR``): a :class:`~flexmb.checks.FlexmbWarning` says
+so, and the run log keeps it.
 """
 from __future__ import annotations
 
+import warnings
 from contextlib import closing
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
+from flexmb.analysis.diagnostics import SingularSystemError, statics_error
 from flexmb.assembly import Assembly
-from flexmb.integrators.newton import NewtonFailure, NewtonSettings, newton_solve
-from flexmb.model import Model, ModelError
+from flexmb.checks import FlexmbWarning, check_load_control
+from flexmb.integrators.newton import (Factorization, NewtonFailure, NewtonLog, NewtonSettings, SingularJacobian,
+                                       newton_solve)
+from flexmb.model import Model
 from flexmb.multibody.initial import refuse_joints
 from flexmb.progress import Progress
 from flexmb.results import ModelLayout, StaticPath
@@ -33,52 +50,66 @@ class StaticSolveError(RuntimeError):
 def load_control(model: Model | Assembly, load_factors: Sequence[float] | int = 10,
                  newton: NewtonSettings | None = None, max_cutbacks: int = 6,
                  u0: np.ndarray | None = None, progress: bool | None = None,
-                 save_to: str | Path | None = None) -> StaticPath:
+                 save_to: str | Path | None = None, overwrite: bool = False) -> StaticPath:
     """Trace equilibrium for increasing load factors (an int n means n equal steps to 1).
 
-    ``save_to`` names a result file (HDF5) that receives each converged state at once;
-    ``progress`` shows a bar (default: when stderr is a terminal). Cut-backs are entered in the
-    run log (``path.events``).
+    ``save_to`` names a result file (HDF5) that receives each converged state at once (an
+    existing file is replaced only with ``overwrite=True``); ``progress`` shows a bar (default:
+    when stderr is a terminal). Cut-backs are entered in the run log (``path.events``).
     """
     asm = model if isinstance(model, Assembly) else Assembly(model)
+    check_load_control(asm, load_factors, newton, max_cutbacks, u0)
     refuse_joints(asm, "load_control")
     lams = np.linspace(0.0, 1.0, int(load_factors) + 1)[1:] if isinstance(load_factors, (int, np.integer)) \
         else np.asarray(load_factors, dtype=float)
-    if lams.size == 0:
-        raise ModelError("load_control needs at least one load factor")
     settings = newton or NewtonSettings()
     u = np.zeros(asm.n_dof) if u0 is None else np.array(u0, dtype=float)
     path = StaticPath(ModelLayout.from_assembly(asm), "load control")
     lam = 0.0
-    with path.recording(save_to), closing(Progress(float(lams[-1]), "load control", "", progress)) as bar:
+    u_initial = u.copy()
+    tangents = _Tangents(asm)
+    with path.recording(save_to, overwrite), closing(Progress(float(lams[-1]), "load control", "", progress)) as bar:
         for target in lams:
             try:
-                u, lam = _increment(asm, u, lam, float(target), settings, max_cutbacks, path)
+                u, lam = _increment(asm, u, lam, float(target), settings, max_cutbacks, path, tangents)
+            except SingularSystemError as exc:
+                path.log_event(exc.at, "error", str(exc))
+                exc.result = path
+                raise
             except NewtonFailure as exc:
-                message = (f"load control: no equilibrium found between load factors {lam:.6g} and "
-                           f"{target:.6g} after {max_cutbacks} cut-backs: {exc}")
-                path.log_event(lam, "error", message)
-                raise StaticSolveError(message + f"\n{exc.log.format()}", path) from exc
+                # converged half increments of the failed one are in the path already
+                reached = path.load_factors[-1] if path.load_factors else lam
+                message = (f"load control: no equilibrium found beyond load factor {reached:.6g} (increment "
+                           f"{lam:.6g} -> {target:.6g}, {max_cutbacks} cut-backs): {exc}"
+                           f"{_limit_point(asm, path, u_initial, float(target), exc.log)}")
+                path.log_event(reached, "error", message)
+                raise StaticSolveError(f"{message}\nlast Newton iteration: {exc.log.summary()}\n"
+                                       f"{exc.log.format()}", path) from exc
             bar.update(lam, newton=path.newton_logs[-1].iterations, cutbacks=path.cutbacks)
     return path
 
 
 def _increment(asm: Assembly, u: np.ndarray, lam: float, target: float, settings: NewtonSettings,
-               cutbacks_left: int, path: StaticPath) -> tuple[np.ndarray, float]:
+               cutbacks_left: int, path: StaticPath, tangents: _Tangents) -> tuple[np.ndarray, float]:
     try:
-        return _solve_at(asm, u, target, settings, path), target
-    except NewtonFailure:
+        return _solve_at(asm, u, lam, target, settings, path, tangents), target
+    except NewtonFailure as exc:
+        if isinstance(exc, SingularJacobian) and exc.iteration == 0:
+            # the tangent at the start of the increment: a smaller increment does not change it
+            raise statics_error(asm, exc.matrix, "load control", lam, u, f"the start of the increment to "
+                                f"{target:.6g}", bool(path.load_factors), exc.direction) from exc
         if cutbacks_left == 0:
             raise
         path.cutbacks += 1
         path.log_event(lam, "cutback", f"increment to {target:.6g} did not converge; two half increments")
         mid = 0.5 * (lam + target)
-        u_mid, _ = _increment(asm, u, lam, mid, settings, cutbacks_left - 1, path)
-        return _increment(asm, u_mid, mid, target, settings, cutbacks_left - 1, path)
+        u_mid, _ = _increment(asm, u, lam, mid, settings, cutbacks_left - 1, path, tangents)
+        return _increment(asm, u_mid, mid, target, settings, cutbacks_left - 1, path, tangents)
 
 
-def _solve_at(asm: Assembly, u_start: np.ndarray, lam: float, settings: NewtonSettings,
-              path: StaticPath) -> np.ndarray:
+def _solve_at(asm: Assembly, u_start: np.ndarray, lam_start: float, lam: float, settings: NewtonSettings,
+              path: StaticPath, tangents: _Tangents) -> np.ndarray:
+    """Equilibrium at load factor lam from the equilibrium u_start at lam_start; recorded in path."""
     free, presc = asm.dofs.free, asm.dofs.prescribed
     u = u_start.copy()
     u[presc] = asm.prescribed_values(lam, statics=True)
@@ -88,8 +119,8 @@ def _solve_at(asm: Assembly, u_start: np.ndarray, lam: float, settings: NewtonSe
     def residual(x_free: np.ndarray):
         u[free] = x_free
         r, k_data, scale = asm.static_residual(u, lam)
-        last["r"] = r
-        return r[free], asm.free_matrix(k_data), scale
+        last["r"], last["K"] = r, asm.free_matrix(k_data)
+        return r[free], last["K"], scale
 
     def update(x_free: np.ndarray, dx_free: np.ndarray) -> np.ndarray:
         du = np.zeros(asm.n_dof)
@@ -97,9 +128,127 @@ def _solve_at(asm: Assembly, u_start: np.ndarray, lam: float, settings: NewtonSe
         u[free] = x_free
         return asm.update(u, du)[free]
 
-    x, log = newton_solve(residual, u[free], asm.model.characteristic_length, settings, update)
+    x, log = newton_solve(residual, u[free], asm.model.characteristic_length, settings, update,
+                          determinant_signs=True)
     u[free] = x
     reaction = last["r"]
     reaction[free] = 0.0
     path.record(asm, lam, u, reaction, log)
+    _warn_if_limit_point_passed(asm, tangents, u_start, lam_start, u, lam, last["K"], path)
     return u
+
+
+#: load control that fails where the tangent stiffness along the load (the inverse of the
+#: compliance f^T K^-1 f) has fallen below this fraction of its value at the start reports a
+#: limit point
+LIMIT_STIFFNESS = 0.1
+
+
+#: a converged increment whose secant compliance along the load, f^T du / dlam, exceeds the
+#: tangent compliance f^T K^-1 f at both its ends by more than this factor jumped: on a
+#: continuous equilibrium path the secant value is the mean of the tangent values in between
+JUMP_FACTOR = 3.0
+
+
+def _factorization(K) -> Factorization | None:
+    """Equilibrated LU of K, None if K is singular."""
+    try:
+        lu = Factorization(K)
+    except RuntimeError:                                  # SuperLU: "Factor is exactly singular"
+        return None
+    return None if lu.is_singular() else lu
+
+
+class _Tangents:
+    """The factorised tangent of the last converged state, reused at the start of the next
+    increment (None where singular)."""
+
+    def __init__(self, asm: Assembly) -> None:
+        self.asm = asm
+        self.u: np.ndarray | None = None
+        self.lam = 0.0
+        self.lu: Factorization | None = None
+
+    def at(self, u: np.ndarray, lam: float) -> Factorization | None:
+        if self.u is None or self.lam != lam or not np.array_equal(self.u, u):
+            self.store(u, lam, self.asm.free_matrix(self.asm.static_residual(u, lam)[1]))
+        return self.lu
+
+    def store(self, u: np.ndarray, lam: float, K) -> None:
+        self.u, self.lam, self.lu = u.copy(), lam, _factorization(K)
+
+
+def _sign_text(lu: Factorization | None) -> str:
+    return "singular" if lu is None else "+" if lu.determinant_sign > 0 else "-"
+
+
+def _warn_if_limit_point_passed(asm: Assembly, tangents: _Tangents, u_start: np.ndarray, lam_start: float,
+                                u: np.ndarray, lam: float, K_end, path: StaticPath) -> None:
+    """Warn (FlexmbWarning, run log) if a converged increment jumped through a limit point: the
+    sign of det K differs between its two states, or (increments of the loads alone) the state
+    moved along the load far more than the tangents at both ends explain (JUMP_FACTOR)."""
+    start = tangents.at(u_start, lam_start)
+    tangents.store(u, lam, K_end)
+    end = tangents.lu
+    reasons = []
+    if _sign_text(start) != _sign_text(end):
+        reasons.append(f"the sign of the tangent's determinant changed ({_sign_text(start)} at the start, "
+                       f"{_sign_text(end)} at the end)")
+    free = asm.dofs.free
+    f = (asm.external_force(lam, statics=True, u=u) - asm.external_force(lam_start, statics=True, u=u))[free]
+    # the secant test compares the response to loads alone: not with moving prescribed DOFs
+    loads_only = np.array_equal(asm.prescribed_values(lam, statics=True),
+                                asm.prescribed_values(lam_start, statics=True))
+    if start is not None and end is not None and np.any(f) and lam != lam_start and loads_only:
+        f = f / (lam - lam_start)                                            # load per unit load factor
+        compliances = (float(f @ start.solve(f)), float(f @ end.solve(f)))  # tangent f^T K^-1 f at both ends
+        secant = float(f @ (u - u_start)[free]) / (lam - lam_start)
+        if min(compliances) > 0.0 and secant > JUMP_FACTOR * max(compliances):
+            reasons.append(f"the state moved along the load {secant / max(compliances):.3g} times farther than "
+                           "the tangent stiffness at either end explains")
+    if not reasons:
+        return
+    message = (f"load control jumped through a limit point between load factors {lam_start:.6g} and {lam:.6g}: "
+               f"{' and '.join(reasons)}; the equilibrium path between the two states was not followed, and the "
+               "new state may lie on another branch: trace the path with fm.arc_length")
+    path.log_event(lam, "warning", message)
+    warnings.warn(message, FlexmbWarning, stacklevel=4)
+
+
+def _compliance(asm: Assembly, u: np.ndarray, lam: float, f: np.ndarray) -> float | None:
+    """f^T K^-1 f (m/N times N^2) of the tangent at (u, lam) for a load f on the free DOFs; None
+    if K is singular."""
+    lu = _factorization(asm.free_matrix(asm.static_residual(u, lam)[1]))
+    return None if lu is None else float(f @ lu.solve(f))
+
+
+def _limit_point(asm: Assembly, path: StaticPath, u_first: np.ndarray, target: float, log: NewtonLog) -> str:
+    """Text for a failure at a limit point, with the advice to use arc length, or ""."""
+    if not path.u:
+        return ""
+    u_last, lam_last = path.u[-1], path.load_factors[-1]
+    free = asm.dofs.free
+    f = (asm.external_force(target, statics=True, u=u_last)
+         - asm.external_force(lam_last, statics=True, u=u_last))[free]
+    evidence = []
+    if any(sign != log.tangent_signs[0] for sign in log.tangent_signs):
+        evidence.append("the tangent's determinant changed sign while Newton tried to go further")
+    if np.any(f):
+        first = _compliance(asm, u_first, 0.0, f)
+        if first is None:                                 # e.g. an unstressed string: from the first point
+            first = _compliance(asm, path.u[0], path.load_factors[0], f)
+        last = _compliance(asm, u_last, lam_last, f)
+        if first is not None and last is not None and first > 0.0:
+            ratio = first / last
+            if ratio < LIMIT_STIFFNESS:
+                evidence.append("the tangent stiffness along the load is negative" if ratio <= 0.0 else
+                                f"the tangent stiffness along the load has fallen to {100.0 * ratio:.2g} % of "
+                                "its initial value")
+    if not evidence:
+        return ""
+    weight = np.full(asm.n_dof, asm.model.characteristic_length)
+    weight[asm.dofs.translations()] = 1.0
+    dl = float(np.linalg.norm((weight * (u_last - u_first))[free])) / len(path.u)
+    return (f"; the path has likely reached a limit point (a load maximum) near load factor {lam_last:.6g}: "
+            f"{' and '.join(evidence)}. Load control cannot pass a limit point; fm.arc_length follows the path "
+            f"through it (e.g. fm.arc_length(model, increment={dl:.3g}))")

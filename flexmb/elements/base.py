@@ -11,6 +11,8 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
+from flexmb.checks import ModelError, float_array
+
 
 class ElementGroup(ABC):
     """Base class of batched element groups."""
@@ -19,12 +21,16 @@ class ElementGroup(ABC):
     has_rotations: bool = False
 
     def __init__(self, connectivity: np.ndarray, dim: int, name: str) -> None:
-        conn = np.asarray(connectivity)
+        try:
+            conn = np.asarray(connectivity)
+        except ValueError:                                    # ragged nested lists
+            raise ModelError(f"element group {name!r}: connectivity must be an integer array of shape "
+                             f"(n_el, {self.n_nodes}), got {connectivity!r}") from None
         if conn.ndim == 1:
             conn = conn[None, :]
         if conn.ndim != 2 or conn.shape[1] != self.n_nodes or not np.issubdtype(conn.dtype, np.integer):
-            raise ValueError(f"{name}: connectivity must be an integer array of shape "
-                             f"(n_el, {self.n_nodes}), got {conn.dtype} {conn.shape}")
+            raise ModelError(f"element group {name!r}: connectivity must be an integer array of shape "
+                             f"(n_el, {self.n_nodes}) (node indices), got {conn.dtype} {conn.shape}")
         self.connectivity = conn.astype(np.int64)
         self.dim = dim
         self.name = name
@@ -48,16 +54,22 @@ class ElementGroup(ABC):
     @staticmethod
     def _per_element(value: float | np.ndarray, n_el: int, what: str, name: str,
                      positive: bool = True, allow_inf: bool = False) -> np.ndarray:
+        """A section property (n_el,) from a scalar or one value per element, each finite (or
+        +inf with ``allow_inf``) and positive (or non-negative), else ModelError naming the element."""
+        label = f"element group {name!r}: {what}"
         try:
-            arr = np.broadcast_to(np.asarray(value, dtype=float), (n_el,)).copy()
-        except ValueError:
-            raise ValueError(f"{name}: {what} must be a scalar or have one value per element "
+            arr = np.broadcast_to(float_array(value, label), (n_el,)).copy()
+        except ValueError as exc:
+            if isinstance(exc, ModelError):
+                raise
+            raise ModelError(f"{label} must be a scalar or have one value per element "
                              f"({n_el}), got shape {np.shape(value)}") from None
-        finite = ~np.isnan(arr) if allow_inf else np.isfinite(arr)
+        finite = (arr == np.inf) | np.isfinite(arr) if allow_inf else np.isfinite(arr)
         bad = np.flatnonzero(~finite | ((arr <= 0) if positive else (arr < 0)))
         if bad.size:
             sign = "positive" if positive else "non-negative"
-            raise ValueError(f"{name}: {what} of element {int(bad[0])} is {arr[bad[0]]}, must be {sign}")
+            sign += " (or inf)" if allow_inf else " and finite"
+            raise ModelError(f"{label} of element {int(bad[0])} is {arr[bad[0]]}, must be {sign}")
         return arr
 
     # ------------------------------------------------------------ drawing
@@ -73,7 +85,7 @@ class ElementGroup(ABC):
         elif shape == "tube" and radius is not None and radius > 0:
             self.section_shape = {"shape": "tube", "radius": float(radius)}
         else:
-            raise ValueError(f"{self.name}: section shape needs 'box' with positive width and height "
+            raise ModelError(f"element group {self.name!r}: section shape needs 'box' with positive width and height "
                              f"or 'tube' with a positive radius, got {shape!r}, width={width}, "
                              f"height={height}, radius={radius}")
         return self

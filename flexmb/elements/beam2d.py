@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from flexmb.checks import ModelError, flag
 from flexmb.elements.base import ElementGroup
 from flexmb.elements.corotational import Chord, chord
 from flexmb.elements.hermite_mass2d import HermiteMass2D
@@ -90,9 +91,10 @@ class Beam2D(ElementGroup):
         self.rho_A = self._per_element(rho_A, n, "rho_A", name, positive=False)
         self.rho_I = self._per_element(rho_I, n, "rho_I", name, positive=False)
         if mass not in ("lumped", "consistent", "cubic"):
-            raise ValueError(f"{name}: mass must be 'lumped', 'consistent' or 'cubic', got {mass!r}")
+            raise ModelError(f"element group {name!r}: mass must be 'lumped', 'consistent' or 'cubic', "
+                             f"got {mass!r}")
         self.mass = mass
-        self.second_order = bool(second_order)
+        self.second_order = flag(second_order, f"element group {name!r}: second_order")
 
     # -------------------------------------------------------------- kinematics
     @staticmethod

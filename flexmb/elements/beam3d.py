@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from flexmb.checks import ModelError, flag, float_array
 from flexmb.elements.base import ElementGroup
 from flexmb.elements.corotational import chord
 from flexmb.rotations import cayley_from_matrix, cayley_resolvent, exp_map, skew
@@ -183,19 +184,33 @@ class Beam3D(ElementGroup):
         self.GA_ky = self._per_element(GA_ky, n, "GA_ky", name, allow_inf=True)
         self.GA_kz = self._per_element(GA_kz, n, "GA_kz", name, allow_inf=True)
         self.rho_A = self._per_element(rho_A, n, "rho_A", name, positive=False)
-        rho_I = np.asarray(rho_I, dtype=float)
-        try:
-            self.rho_I = np.broadcast_to(rho_I, (n, 3)).copy()
-        except ValueError:
-            raise ValueError(f"{name}: rho_I must have shape (3,) or ({n}, 3), got {rho_I.shape}") from None
-        if np.any(~np.isfinite(self.rho_I) | (self.rho_I < 0)):
-            e = int(np.flatnonzero(np.any(~np.isfinite(self.rho_I) | (self.rho_I < 0), axis=1))[0])
-            raise ValueError(f"{name}: rho_I of element {e} is {self.rho_I[e]}, must be non-negative")
-        self.y_axis = None if y_axis is None else np.broadcast_to(np.asarray(y_axis, float), (n, 3)).copy()
-        self.second_order = bool(second_order)
+        label = f"element group {name!r}"
+        self.rho_I = self._per_element_vector(rho_I, n, f"{label}: rho_I")
+        bad = np.flatnonzero(np.any(~np.isfinite(self.rho_I) | (self.rho_I < 0), axis=1))
+        if bad.size:
+            e = int(bad[0])
+            raise ModelError(f"{label}: rho_I of element {e} is {self.rho_I[e].tolist()}, must be "
+                             "non-negative and finite")
+        self.y_axis = None
+        if y_axis is not None:
+            self.y_axis = self._per_element_vector(y_axis, n, f"{label}: y_axis")
+            bad = np.flatnonzero(~np.all(np.isfinite(self.y_axis), axis=1) | ~np.any(self.y_axis, axis=1))
+            if bad.size:
+                e = int(bad[0])
+                raise ModelError(f"{label}: y_axis of element {e} must be a finite, non-zero direction, "
+                                 f"got {self.y_axis[e].tolist()}")
+        self.second_order = flag(second_order, f"{label}: second_order")
         if mass not in ("lumped", "consistent"):
-            raise ValueError(f"{name}: mass must be 'lumped' or 'consistent', got {mass!r}")
+            raise ModelError(f"{label}: mass must be 'lumped' or 'consistent', got {mass!r}")
         self.mass = mass
+
+    @staticmethod
+    def _per_element_vector(value: np.ndarray | tuple, n_el: int, what: str) -> np.ndarray:
+        """(3,) or (n_el, 3) numbers as (n_el, 3), else ModelError."""
+        arr = float_array(value, what)
+        if arr.shape not in ((3,), (n_el, 3)):
+            raise ModelError(f"{what} must have shape (3,) or ({n_el}, 3), got {arr.shape}")
+        return np.broadcast_to(arr, (n_el, 3)).copy()
 
     # ------------------------------------------------------- reference frame
     def section_frames(self, X: np.ndarray) -> np.ndarray:
@@ -212,8 +227,9 @@ class Beam3D(ElementGroup):
         norm = np.linalg.norm(ey, axis=1)
         bad = np.flatnonzero(norm < 1e-8 * np.maximum(np.linalg.norm(hint, axis=1), 1e-300))
         if bad.size:
-            raise ValueError(f"{self.name}: y_axis of element {int(bad[0])} is parallel to the element "
-                             f"axis {ex[bad[0]]}; give a direction normal to it")
+            e = int(bad[0])
+            raise ModelError(f"element group {self.name!r}: y_axis of element {e} ({hint[e].tolist()}) is "
+                             f"parallel to the element axis {ex[e].tolist()}; give a direction normal to it")
         ey = ey / norm[:, None]
         return np.stack([ex, ey, np.cross(ex, ey)], axis=2)              # (n_el, 3, 3)
 

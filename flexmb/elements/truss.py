@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from flexmb.checks import ModelError
 from flexmb.elements.base import ElementGroup
 from flexmb.elements.corotational import chord
 
@@ -40,7 +41,7 @@ class Truss(ElementGroup):
         self.EA = self._per_element(EA, n, "EA", name)
         self.rho_A = self._per_element(rho_A, n, "rho_A", name, positive=False)
         if mass not in ("lumped", "consistent"):
-            raise ValueError(f"{name}: mass must be 'lumped' or 'consistent', got {mass!r}")
+            raise ModelError(f"element group {name!r}: mass must be 'lumped' or 'consistent', got {mass!r}")
         self.mass = mass
 
     def _chord(self, X: np.ndarray, u: np.ndarray):

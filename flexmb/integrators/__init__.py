@@ -1,8 +1,8 @@
 """Time integration schemes, the shared Newton driver and the time-stepping loop."""
 from flexmb.integrators.newton import NewtonFailure, NewtonLog, NewtonSettings, newton_solve
 from flexmb.integrators.schemes import MidPoint, Newmark, Scheme, State
-from flexmb.integrators.time_stepping import TimeIntegrationError, integrate
+from flexmb.integrators.time_stepping import BranchChangeError, TimeIntegrationError, integrate
 from flexmb.results import TimeHistory
 
-__all__ = ["NewtonFailure", "NewtonLog", "NewtonSettings", "newton_solve", "MidPoint", "Newmark",
+__all__ = ["BranchChangeError", "NewtonFailure", "NewtonLog", "NewtonSettings", "newton_solve", "MidPoint", "Newmark",
            "Scheme", "State", "TimeHistory", "TimeIntegrationError", "integrate"]

@@ -142,7 +142,8 @@ class MidPoint(Scheme):
 
     ``u_{n+1} = u_n + dt (v_n + v_{n+1}) / 2``, ``a_m = (v_{n+1} - v_n) / dt`` and mid-point
     equilibrium ``g_m = q_m - f_m + M a_m = 0`` with the elements' averaged (energy-conserving)
-    internal force q_m and ``f_m = (f_n + f_{n+1}) / 2``. Then
+    internal force q_m and ``f_m = (f_n + f_{n+1}) / 2`` (the weight of a cubic mass, which turns
+    with the nodes, by its exact discrete gradient). Then
     ``dK + dPhi - f_m . du = du . g_m`` (their eq. 21/43): with constant loads the total energy is
     conserved to the Newton tolerance for any dt. Jacobian ``dq_m/du_{n+1} + 2 M / dt^2``
     (their eq. 23) is non-symmetric.
@@ -191,9 +192,11 @@ class MidPoint(Scheme):
         asm = self.asm
         v1, a_m, d, rates = self._motion(s, dt, u1)
         q_m, k_data = asm.mid_point_force_and_tangent(s.u, u1)
-        f_m = 0.5 * (asm.external_force(s.t) + asm.external_force(s.t + dt))
+        f_m, f_data = asm.mid_point_external_force(s.t, s.t + dt, s.u, u1)
         inertia = asm.mass @ a_m
         data = k_data + (2.0 / dt**2) * asm.mass_data
+        if f_data is not None:
+            data = data - f_data
         if asm.configuration_masses:
             f_c, d_c = asm.mid_point_inertia(s.u, u1, s.v, dt)
             inertia, data = inertia + f_c, data + d_c
@@ -255,7 +258,7 @@ class Newmark(Scheme):
         """Initial acceleration from equilibrium at t0 (prescribed DOFs start with zero acceleration)."""
         asm = self.asm
         free = asm.dofs.free
-        rhs = asm.external_force(t0) - asm.internal_force(u0)
+        rhs = asm.external_force(t0, u=u0) - asm.internal_force(u0)
         data = asm.mass_data
         if asm.configuration_masses:
             rhs -= asm.end_point_inertia(u0, v0, np.zeros_like(u0))
@@ -267,9 +270,18 @@ class Newmark(Scheme):
             rhs[rd] -= np.cross(w, np.einsum("nij,nj->ni", Js, w))   # gyroscopic term
             data = data + asm.rotary_block_data(Js)
         a0 = np.zeros_like(u0)
+        M = asm.free_matrix(data)
+        # a DOF without mass (the rotation of a beam with rho_I = 0, a massless node held by elements)
+        # has no acceleration of its own; its start value only seeds the predictor, since its inertia
+        # is zero: a placeholder mass with no force gives a0 = 0 there (without joints) and keeps M regular
+        massless = np.asarray(abs(M).sum(axis=1)).ravel() == 0.0
+        rhs_free = rhs[free]
+        if massless.any():
+            M = M + sp.diags(massless * max(float(np.abs(M.diagonal()).max(initial=0.0)), 1.0))
+            rhs_free = np.where(massless, 0.0, rhs_free)
         cs = asm.constraints
         if cs is None:
-            a0[free] = spla.splu(asm.free_matrix(data)).solve(rhs[free])
+            a0[free] = spla.splu(M.tocsc()).solve(rhs_free)
             reaction = self._mass_times(u0, a0) - rhs
             reaction[free] = 0.0
             return State(t0, u0.copy(), v0.copy(), a0, reaction, lam=np.zeros(0), constraint_force=np.zeros_like(u0))
@@ -282,8 +294,8 @@ class Newmark(Scheme):
         kappa = (cs.values(asm.update(u0, h * v0), t0 + h) - 2.0 * cs.values(u0, t0)
                  + cs.values(asm.update(u0, -h * v0), t0 - h)) / h**2
         nf = free.size
-        A = sp.bmat([[asm.free_matrix(data), C[:, free].T], [C[:, free], None]], format="csc")
-        sol = spla.splu(A).solve(np.concatenate([rhs[free], -kappa]))
+        A = sp.bmat([[M, C[:, free].T], [C[:, free], None]], format="csc")
+        sol = spla.splu(A).solve(np.concatenate([rhs_free, -kappa]))
         a0[free], lam = sol[:nf], sol[nf:]
         force = C.T @ lam
         reaction = self._mass_times(u0, a0) - rhs + force
@@ -331,9 +343,11 @@ class Newmark(Scheme):
         asm = self.asm
         v1, a1, rates = self._motion(s, dt, u1)
         q1, k_data = asm.force_and_tangent(u1)
-        f1 = asm.external_force(s.t + dt)
+        f1 = asm.external_force(s.t + dt, u=u1)
         inertia = asm.mass @ a1
         data = k_data + (4.0 / dt**2) * asm.mass_data
+        if asm.configuration_loads:
+            data = data - asm.load_stiffness_data(u1, s.t + dt)
         if asm.configuration_masses:
             inertia = inertia + asm.end_point_inertia(u1, v1, a1)
             data = data + asm.end_point_inertia_tangent(u1, v1, a1, 2.0 / dt, 4.0 / dt**2)
@@ -352,7 +366,7 @@ class Newmark(Scheme):
             data = data + asm.rotary_block_data(blocks)
         g = q1 - f1 + inertia
         # external force over the step for the work balance: trapezoidal average
-        f_avg = 0.5 * (asm.external_force(s.t) + f1)
+        f_avg = 0.5 * (asm.external_force(s.t, u=s.u) + f1)
         return StepResidual(g, data, self._scale(s, dt, u1, v1, q1, f1, inertia), f_avg)
 
     def work_increment(self, s: State, res: StepResidual, u1: np.ndarray) -> float:

@@ -6,22 +6,28 @@ up to ``max_cutbacks`` halvings); output is still recorded at the requested step
 every cut-back is entered in the run log (:attr:`~flexmb.results.Result.events`). With
 ``save_to`` each output step is written to the result file as soon as it is computed; if a step
 cannot be completed, the history computed so far is attached to the :class:`TimeIntegrationError`.
+``restart_from`` continues a run from the last complete step of its result file: every output
+step holds the scheme's whole state (displacements, velocities, the scheme's acceleration,
+reactions, work, multipliers and constraint forces), so the continuation equals the run that
+was never interrupted.
 """
 from __future__ import annotations
 
 import logging
+import warnings
 from contextlib import closing
 from pathlib import Path
 
 import numpy as np
 
 from flexmb.assembly import Assembly
-from flexmb.integrators.newton import NewtonFailure, NewtonSettings, newton_solve
+from flexmb.checks import FlexmbWarning, check_integrate
+from flexmb.integrators.newton import NewtonFailure, NewtonSettings, SingularJacobian, newton_solve
 from flexmb.integrators.schemes import SCHEMES, Scheme, State
 from flexmb.model import Model, ModelError
 from flexmb.multibody.initial import check_initial_state
 from flexmb.progress import Progress
-from flexmb.results import ModelLayout, TimeHistory
+from flexmb.results import ModelLayout, TimeHistory, load_result
 
 logger = logging.getLogger("flexmb")
 
@@ -37,11 +43,18 @@ class TimeIntegrationError(RuntimeError):
         self.history = history
 
 
+class BranchChangeError(TimeIntegrationError):
+    """A cut-back's half steps and the full step lead to different solutions (see
+    :func:`_verify_cutback`): the step size does not resolve the motion; ``history`` holds every
+    step before it."""
+
+
 def integrate(model: Model | Assembly, dt: float, t_end: float, scheme: str = "mid-point",
               u0: np.ndarray | None = None, v0: np.ndarray | None = None, t0: float = 0.0,
               newton: NewtonSettings | None = None, max_cutbacks: int = 6, output_every: int = 1,
               progress: bool | None = None, save_to: str | Path | None = None,
-              keep_newton_logs: bool = False) -> TimeHistory:
+              keep_newton_logs: bool = False, max_steps: int | None = None, overwrite: bool = False,
+              restart_from: str | Path | None = None, cutback_check: str = "error") -> TimeHistory:
     """Integrate from ``t0`` to ``t_end`` with steps ``dt`` (s).
 
     Parameters
@@ -54,8 +67,24 @@ def integrate(model: Model | Assembly, dt: float, t_end: float, scheme: str = "m
     output_every : record every k-th step.
     progress : show a progress bar (default: when stderr is a terminal, see :mod:`flexmb.progress`).
     save_to : result file (HDF5, ``.h5``) that receives every output step as soon as it is
-        computed (:mod:`flexmb.io.result_file`); read it with :func:`flexmb.load_result`.
+        computed (:mod:`flexmb.io.result_file`); read it with :func:`flexmb.load_result`. With
+        ``restart_from`` and no ``save_to``, the restarted file itself.
     keep_newton_logs : keep every step's Newton log in ``history.newton_logs``.
+    max_steps : more time steps than this are refused as a likely unit mistake (default
+        :data:`flexmb.checks.MAX_STEPS`, one million).
+    overwrite : replace an existing ``save_to`` file (otherwise the run refuses to start).
+    restart_from : result file of an earlier run of this model (finished, failed or killed) to
+        continue from its last complete step up to ``t_end``: the model must have the file's
+        nodes, DOFs, element groups and joints, and ``scheme`` and ``dt`` must be the file's;
+        ``t0``, ``u0`` and ``v0`` come from the file. The steps are appended to that file (or,
+        with ``save_to`` naming another file, all steps are written there), the run log records
+        the restart, and the work (so the total energy) continues. The returned history holds
+        every step from the file's start.
+    cutback_check : what to do when a cut-back's two half steps and the full step, solved again
+        from their result, lead to different solutions (:func:`_verify_cutback`: they let in
+        different work, or end apart): ``"error"`` stops the run with :class:`BranchChangeError`,
+        ``"warn"`` enters a warning in the run log and carries on with the half steps, ``"off"``
+        skips the check.
 
     Returns
     -------
@@ -65,40 +94,64 @@ def integrate(model: Model | Assembly, dt: float, t_end: float, scheme: str = "m
     ------
     TimeIntegrationError : a step failed after ``max_cutbacks`` halvings; its ``history`` holds
         every step before it (also in ``save_to``).
+    BranchChangeError : a cut-back changed the solution (see ``cutback_check``); its ``history``
+        holds every step before the step that needed it.
+    ResultFileError : the result file could not be written (disk full, no permission); the
+        file keeps every step written before, the error's ``result`` holds all computed steps.
+    FileExistsError : ``save_to`` exists and ``overwrite`` is false.
     """
     asm = model if isinstance(model, Assembly) else Assembly(model)
+    restarted: tuple[TimeHistory, State] | None = None
+    if restart_from is not None:
+        restarted = _restart_point(asm, Path(restart_from), scheme, dt, t0, u0, v0)
+        t0 = restarted[0].meta["t0"]
+    check_integrate(asm, dt, t_end, t0, u0, v0, newton, max_cutbacks, output_every, max_steps)
     if scheme not in SCHEMES:
-        raise ModelError(f"unknown scheme {scheme!r}; choose one of {', '.join(SCHEMES)}")
-    if not (dt > 0 and t_end > t0):
-        raise ModelError(f"need dt > 0 and t_end > t0, got dt={dt}, t0={t0}, t_end={t_end}")
+        raise ModelError(f"integrate: unknown scheme {scheme!r}; choose one of {', '.join(SCHEMES)}")
+    if cutback_check not in CUTBACK_CHECKS:
+        raise ModelError(f"integrate: cutback_check must be one of {', '.join(map(repr, CUTBACK_CHECKS))}, "
+                         f"got {cutback_check!r}")
     n_steps = int(round((t_end - t0) / dt))
-    if abs(n_steps * dt - (t_end - t0)) > 1e-9 * (t_end - t0):
-        raise ModelError(f"t_end - t0 = {t_end - t0} is not a whole number of steps dt = {dt}")
     if asm.model.vector_loads:
         load = asm.model.vector_loads[0]
         raise ModelError(f"{load.kind} load at node {load.node}: configuration-dependent loads are "
                          "supported in statics and buckling only, not yet in time integration")
-    n = asm.n_dof
-    u0 = np.zeros(n) if u0 is None else np.array(u0, dtype=float)
-    v0 = np.zeros(n) if v0 is None else np.array(v0, dtype=float)
-    if u0.shape != (n,) or v0.shape != (n,):
-        raise ModelError(f"u0 and v0 must have shape ({n},), got {u0.shape} and {v0.shape}")
-    u0[asm.dofs.prescribed] = asm.prescribed_values(t0)
-    v0[asm.dofs.prescribed] = asm.prescribed_velocities(t0)
-    check_initial_state(asm, u0, v0, t0)
-
     stepper: Scheme = SCHEMES[scheme](asm)
-    state = stepper.initial_state(t0, u0, v0)
-    history = TimeHistory(scheme, dt, ModelLayout.from_assembly(asm))
+    target = Path(save_to) if save_to is not None else None
+    if restarted is None:
+        n = asm.n_dof
+        u0 = np.zeros(n) if u0 is None else np.array(u0, dtype=float)
+        v0 = np.zeros(n) if v0 is None else np.array(v0, dtype=float)
+        u0[asm.dofs.prescribed] = asm.prescribed_values(t0)
+        v0[asm.dofs.prescribed] = asm.prescribed_velocities(t0)
+        check_initial_state(asm, u0, v0, t0)
+        state = stepper.initial_state(t0, u0, v0)
+        history = TimeHistory(scheme, dt, ModelLayout.from_assembly(asm))
+        history.meta["t0"] = float(t0)
+        k_done, resume, restart_note = 0, False, ""
+    else:
+        history, state = restarted
+        k_done = int(round((state.t - t0) / dt))
+        if k_done >= n_steps:
+            raise ModelError(f"restart_from {restart_from}: the run already reaches t = {state.t:.6g} s; "
+                             f"ask for a t_end after it (got {t_end:g} s)")
+        resume = target is None or (target.exists() and target.samefile(restart_from))
+        target = Path(restart_from) if resume else target
+        restart_note = (f"continued from step {k_done} (t = {state.t:.6g} s) of {restart_from} "
+                        f"(status {history.meta['status']}) to t_end = {t_end:g} s")
     settings = newton or NewtonSettings()
-    with history.recording(save_to), closing(Progress(t_end - t0, f"{scheme} dt={dt:g}", "s", progress)) as bar:
-        history.record(asm, state, 0)
+    with history.recording(target, overwrite, resume), \
+            closing(Progress(t_end - t0, f"{scheme} dt={dt:g}", "s", progress)) as bar:
+        if restarted is None:
+            history.record(asm, state, 0)
+        else:
+            history.log_event(state.t, "restart", restart_note)
         try:
-            for k in range(1, n_steps + 1):
+            for k in range(k_done + 1, n_steps + 1):
                 t_target = t0 + k * dt
                 cutbacks = history.cutbacks
                 state, its = _advance(stepper, state, t_target - state.t, settings, max_cutbacks, history,
-                                      keep_newton_logs)
+                                      keep_newton_logs, cutback_check)
                 state.t = t_target                               # no drift of the output times
                 if k % output_every == 0 or k == n_steps:
                     history.record(asm, state, its)
@@ -107,35 +160,142 @@ def integrate(model: Model | Assembly, dt: float, t_end: float, scheme: str = "m
             message = (f"{scheme}: step to t = {state.t + dt:.6g} s failed after {max_cutbacks} "
                        f"cut-backs: {exc}")
             history.log_event(state.t, "error", message)
-            if save_to is not None:
-                message += f"\nresults up to t = {state.t:.6g} s are in {Path(save_to)}"
+            if target is not None:
+                message += f"\nresults up to t = {state.t:.6g} s are in {target}"
             raise TimeIntegrationError(message + f"\n{exc.log.format()}", history) from exc
     return history
 
 
+def _restart_point(asm: Assembly, path: Path, scheme: str, dt: float, t0: float, u0: np.ndarray | None,
+                   v0: np.ndarray | None) -> tuple[TimeHistory, State]:
+    """The history in result file ``path`` (every complete step) and the scheme's state at its
+    last step; refuses a file that does not belong to this model, scheme and dt."""
+    where = f"restart_from {path}"
+    if u0 is not None or v0 is not None:
+        raise ModelError(f"{where}: the initial state comes from the file; do not pass u0 or v0")
+    history = load_result(path)
+    if not isinstance(history, TimeHistory):
+        raise ModelError(f"{where}: holds a {history.kind} result, not a time integration")
+    if history.n_steps == 0:
+        raise ModelError(f"{where}: the file holds no complete step to continue from")
+    if "t0" not in history.meta or np.size(history.a[-1]) == 0:
+        raise ModelError(f"{where}: the file was written by an older flexmb (format version 1) without the "
+                         "accelerations a restart needs; run again from the start")
+    differences = history.layout.differences(ModelLayout.from_assembly(asm))
+    if differences:
+        raise ModelError(f"{where}: the model differs from the one that wrote the file (file vs model): "
+                         + "; ".join(differences[:4]))
+    if scheme != history.scheme:
+        raise ModelError(f"{where}: the run used scheme {history.scheme!r}; a restart continues it with the same "
+                         f"scheme (got {scheme!r})")
+    if dt != history.dt:
+        raise ModelError(f"{where}: the run used dt = {history.dt!r} s; a restart continues with the same step "
+                         f"(got dt = {dt!r} s). To change the step, start a new run from the file's last state "
+                         "(u0=r.u[-1], v0=r.v[-1], t0=r.t[-1] of r = flexmb.load_result(file)); its work and "
+                         "energy bookkeeping then start anew")
+    if t0 not in (0.0, history.meta["t0"]):
+        raise ModelError(f"{where}: the run started at t0 = {history.meta['t0']:g} s (got t0 = {t0:g} s); leave t0 "
+                         "out, a restart takes it from the file")
+    cs = asm.constraints
+    state = State(float(history.t[-1]), history.u[-1].copy(), history.v[-1].copy(), history.a[-1].copy(),
+                  history.reactions[-1].copy(), float(history.work[-1]), history.multipliers[-1].copy(),
+                  history.constraint_force[-1].copy() if cs is not None else None)
+    return history, state
+
+
 def _advance(stepper: Scheme, s: State, dt: float, settings: NewtonSettings, cutbacks_left: int,
-             history: TimeHistory, keep_logs: bool) -> tuple[State, int]:
-    """One step of size dt; on failure two half steps. Returns the new state and Newton iterations."""
+             history: TimeHistory, keep_logs: bool, cutback_check: str = "error") -> tuple[State, int]:
+    """One step of size dt; on failure two half steps, verified against the full step
+    (:func:`_verify_cutback`). Returns the new state and the Newton iterations."""
     try:
         return _step(stepper, s, dt, settings, history, keep_logs)
-    except NewtonFailure:
+    except NewtonFailure as exc:
         if cutbacks_left == 0:
-            raise
-        history.cutbacks += 1
-        history.log_event(s.t, "cutback", f"step dt = {dt:.4g} s did not converge; two steps of dt/2")
-        logger.info("step at t = %.6g s, dt = %.3g s failed; retrying with dt/2", s.t, dt)
-        half, its1 = _advance(stepper, s, 0.5 * dt, settings, cutbacks_left - 1, history, keep_logs)
-        end, its2 = _advance(stepper, half, 0.5 * dt, settings, cutbacks_left - 1, history, keep_logs)
-        return end, its1 + its2
+            raise NewtonFailure(f"sub-step t = {s.t:.8g} .. {s.t + dt:.8g} s (dt = {dt:.4g} s): {exc}",
+                                exc.log) from exc
+    history.cutbacks += 1
+    history.log_event(s.t, "cutback", f"step dt = {dt:.4g} s did not converge; two steps of dt/2")
+    logger.info("step at t = %.6g s, dt = %.3g s failed; retrying with dt/2", s.t, dt)
+    half, its1 = _advance(stepper, s, 0.5 * dt, settings, cutbacks_left - 1, history, keep_logs, cutback_check)
+    end, its2 = _advance(stepper, half, 0.5 * dt, settings, cutbacks_left - 1, history, keep_logs, cutback_check)
+    if cutback_check != "off":
+        mismatch = _verify_cutback(stepper, s, dt, end, settings, history)
+        if mismatch is not None:
+            message = (f"{stepper.name}: branch change detected in the cut-back of the step t = {s.t:.8g} .. "
+                       f"{s.t + dt:.8g} s (dt = {dt:.4g} s): {mismatch}. The step does not resolve the motion "
+                       "here, and continuing from the half steps would follow another solution branch; "
+                       "reduce dt")
+            if cutback_check == "error":
+                history.log_event(s.t, "error", message)
+                raise BranchChangeError(message, history)
+            history.log_event(s.t, "warning", message)
+            warnings.warn(message, FlexmbWarning, stacklevel=2)
+    return end, its1 + its2
+
+
+#: answers to a cut-back that changed the solution (``integrate(..., cutback_check=...)``)
+CUTBACK_CHECKS = ("error", "warn", "off")
+#: a cut-back's half steps and its full step exchange different energy with loads, supports and
+#: drives: by more than this fraction of the step's energy scale (see :func:`_verify_cutback`) ...
+CUTBACK_ENERGY_TOL = 0.1
+#: ... or end apart by more than this fraction of the step's own increment
+CUTBACK_MOTION_TOL = 0.5
+
+
+def _verify_cutback(stepper: Scheme, s: State, dt: float, end: State, settings: NewtonSettings,
+                    history: TimeHistory) -> str | None:
+    """Solve the full step again, starting Newton from the two half steps' result, and compare.
+
+    A cut-back is meant as a globalisation of Newton: the half steps should reach, up to the
+    scheme's local error, the state the full step's equations have near them. Two findings say
+    they changed the solution instead, and are returned as text (None: confirmed):
+
+    * energy: the mechanical energy K + U after the half steps and after the full step differs
+      by more than CUTBACK_ENERGY_TOL of the step's energy scale (the largest strain energy of
+      the three states plus the larger work of loads, supports and drives over the step). Both
+      paths balance K + U - W exactly in the mid-point scheme, so this is the difference of the
+      work they let in: exactly zero for a closed conservative system, whatever the step size
+      resolves, but large when a drive pumps energy into an unresolved motion (the cubic-mass
+      spin-up at dt = 0.04 s) or the two paths fall into different wells of the potential;
+    * configuration: the two end more than CUTBACK_MOTION_TOL of the step's own increment apart
+      (a mechanism changing its assembly mode).
+
+    A full step without a solution near the half steps cannot be compared; it is entered in the
+    run log as unconfirmed.
+    """
+    asm = stepper.asm
+    try:
+        full, _ = _step(stepper, s, dt, settings, history, False, guess=end)
+    except NewtonFailure:
+        history.log_event(s.t, "warning", f"cut-back of the step t = {s.t:.8g} .. {s.t + dt:.8g} s unconfirmed: "
+                                          "the full step has no solution near the two half steps")
+        return None
+    strain = [asm.strain_energy(x.u) for x in (s, end, full)]
+    mechanical = [asm.kinetic_energy(x.v, x.u) + u for x, u in zip((end, full), strain[1:])]
+    scale = max(strain) + max(abs(end.work - s.work), abs(full.work - s.work))
+    if abs(mechanical[0] - mechanical[1]) > CUTBACK_ENERGY_TOL * scale:
+        return (f"K + U = {mechanical[0]:.8g} J after the two half steps but {mechanical[1]:.8g} J after the "
+                f"full step (work over the step {end.work - s.work:.4g} J against {full.work - s.work:.4g} J; "
+                f"strain energy {strain[1]:.4g} J against {strain[2]:.4g} J)")
+    weight = np.ones(asm.n_dof)
+    weight[~np.isin(np.arange(asm.n_dof), asm.dofs.translations())] = asm.model.characteristic_length
+    free = asm.dofs.free
+    apart = float(np.linalg.norm((weight * (full.u - end.u))[free]))
+    step = float(np.linalg.norm((weight * (end.u - s.u))[free]))
+    if apart > CUTBACK_MOTION_TOL * step:
+        return (f"the full step ends {apart:.3g} m away from the two half steps, which moved {step:.3g} m "
+                "(rotations times the model size)")
+    return None
 
 
 def _step(stepper: Scheme, s: State, dt: float, settings: NewtonSettings, history: TimeHistory,
-          keep_logs: bool) -> tuple[State, int]:
+          keep_logs: bool, guess: State | None = None) -> tuple[State, int]:
+    """One step of size dt from s by Newton, started from the scheme's predictor or from ``guess``."""
     asm = stepper.asm
     free, presc = asm.dofs.free, asm.dofs.prescribed
     nf = free.size
     cs = asm.constraints
-    u1 = stepper.predict(s, dt)
+    u1 = stepper.predict(s, dt) if guess is None else guess.u.copy()
     # fixed spatial rotations stay fixed through zero spins; the rest take their prescribed value
     set_presc = ~np.isin(presc, asm.rotation_dofs)
     u1[presc[set_presc]] = asm.prescribed_values(s.t + dt)[set_presc]
@@ -181,8 +341,22 @@ def _step(stepper: Scheme, s: State, dt: float, settings: NewtonSettings, histor
         largest = float(np.abs(s.lam).max(initial=0.0))
         lam_scale[0] = largest if largest > 0 else max(stepper.residual(s, dt, u1).force_scale,
                                                         np.finfo(float).tiny)
-        x0 = np.concatenate([x0, s.lam / lam_scale[0]])
-    x, log = newton_solve(residual, x0, length, settings, update)
+        x0 = np.concatenate([x0, (s.lam if guess is None else guess.lam) / lam_scale[0]])
+    try:
+        x, log = newton_solve(residual, x0, length, settings, update)
+    except SingularJacobian as exc:
+        if exc.iteration == 0:
+            # singular at the predictor: structural (no smaller step changes it) unless mass
+            # regularises it; imported here, the diagnostics sit above the integrators
+            from flexmb.analysis.diagnostics import SingularSystemError, raise_if_structural_in_dynamics
+
+            try:
+                raise_if_structural_in_dynamics(asm, exc.matrix, stepper.name, s.t, dt, u1)
+            except SingularSystemError as error:
+                history.log_event(s.t, "error", str(error))
+                error.result = history
+                raise
+        raise
     u1[free] = x[:nf]
     if keep_logs:
         history.newton_logs.append(log)

@@ -20,11 +20,19 @@ factor, critical load factor) when it increases strictly over the written steps;
 arc-length path through a limit point, repeated eigenvalues) it is the step index, because
 ParaView orders and merges steps by their time value. meshio is imported when a file is
 written, never on ``import flexmb``.
+
+Files written: ``folder/name_00000.vtu ...`` and ``folder/name.pvd`` (:func:`write_vtu_series`);
+``run.xdmf`` and its HDF5 heavy data ``run.xdmf.h5`` (:func:`write_xdmf`; the XDMF name plus
+``.h5``, so it never takes the name of a result file ``run.h5``). Neither function writes over
+the result file it exports (the file a loaded result was read from) nor, unless
+``overwrite=True``, over any existing file.
 """
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
+from typing import Sequence
 from xml.etree import ElementTree as ET
 
 import numpy as np
@@ -82,38 +90,64 @@ def step_mesh_data(result: Result, step: int) -> tuple[np.ndarray, list[tuple[st
     return points, cells, point_data, cell_data
 
 
-def write_vtu_series(result: Result, folder: str | Path, name: str = "result", every: int = 1) -> Path:
+def vtu_series_paths(result: Result, folder: str | Path, name: str = "result", every: int = 1) -> list[Path]:
+    """The files :func:`write_vtu_series` writes: one .vtu per written step, then the .pvd."""
+    steps = _written_steps(result, every)
+    folder = Path(folder)
+    width = max(5, len(str(steps[-1])))
+    return [folder / f"{name}_{k:0{width}d}.vtu" for k in steps] + [folder / f"{name}.pvd"]
+
+
+def write_vtu_series(result: Result, folder: str | Path, name: str = "result", every: int = 1,
+                     overwrite: bool = False) -> Path:
     """Write steps 0, every, 2 every, ... as ``folder/name_00000.vtu``, ... (deformed points, the
     number is the step index) and the ParaView collection ``folder/name.pvd`` listing them with
-    their time values; returns the path of the .pvd (open it in ParaView)."""
+    their time values; returns the path of the .pvd (open it in ParaView).
+
+    Refuses (before writing anything) a file that is the result's own file, and existing files
+    unless ``overwrite``.
+    """
     import meshio
 
     steps = _written_steps(result, every)
     folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise NotADirectoryError(f"{folder} is a file, not a folder for the VTU series")
+    paths = vtu_series_paths(result, folder, name, every)
+    check_outputs(paths, result, overwrite)
     folder.mkdir(parents=True, exist_ok=True)
-    width = max(5, len(str(steps[-1])))
     collection = ET.Element("VTKFile", type="Collection", version="0.1", byte_order="LittleEndian")
     datasets = ET.SubElement(collection, "Collection")
-    for k, t in zip(steps, _time_values(result, steps)):
+    for k, t, file in zip(steps, _time_values(result, steps), paths):
         points, cells, point_data, cell_data = step_mesh_data(result, k)
-        file = f"{name}_{k:0{width}d}.vtu"
-        meshio.write(folder / file, meshio.Mesh(points, cells, point_data=point_data,
-                                                cell_data={n: [a] for n, a in cell_data.items()}))
-        ET.SubElement(datasets, "DataSet", timestep=repr(t), group="", part="0", file=file)
+        meshio.write(file, meshio.Mesh(points, cells, point_data=point_data,
+                                       cell_data={n: [a] for n, a in cell_data.items()}))
+        ET.SubElement(datasets, "DataSet", timestep=repr(t), group="", part="0", file=file.name)
     ET.indent(collection)
-    pvd = folder / f"{name}.pvd"
+    pvd = paths[-1]
     ET.ElementTree(collection).write(pvd, encoding="utf-8", xml_declaration=True)
     return pvd
 
 
-def write_xdmf(result: Result, path: str | Path, every: int = 1) -> Path:
-    """Write steps 0, every, 2 every, ... to one XDMF time series ``path`` (.xdmf) with its HDF5
-    heavy data next to it (same name, .h5), through ``meshio.xdmf.TimeSeriesWriter``.
+def xdmf_heavy_data_path(path: str | Path) -> Path:
+    """The HDF5 heavy-data file of the XDMF file ``path``: its full name plus ``.h5``
+    (``run.xdmf`` -> ``run.xdmf.h5``), never the name of a result file ``run.h5``."""
+    path = Path(path)
+    return path.with_name(path.name + ".h5")
+
+
+def write_xdmf(result: Result, path: str | Path, every: int = 1, overwrite: bool = False) -> Path:
+    """Write steps 0, every, 2 every, ... to one XDMF time series ``path`` (.xdmf or .xmf) with
+    its HDF5 heavy data next to it in :func:`xdmf_heavy_data_path` (``run.xdmf`` ->
+    ``run.xdmf.h5``), through ``meshio.xdmf.TimeSeriesWriter``.
 
     XDMF keeps one geometry for the whole series: the points are the reference (undeformed)
     positions, and the deformed shape is the points plus ``displacement`` (ParaView: Warp By
     Vector on ``displacement``; for modes choose the scale). Point and cell data per step as in
-    :func:`step_mesh_data`. Returns the path of the .xdmf file.
+    :func:`step_mesh_data`. Both files are written in a scratch folder beside ``path`` and
+    moved into place at the end, so a failed export leaves no half-written file. Refuses a
+    file that is the result's own file, and existing files unless ``overwrite``. Returns the
+    path of the .xdmf file.
     """
     import meshio
 
@@ -121,23 +155,56 @@ def write_xdmf(result: Result, path: str | Path, every: int = 1) -> Path:
     layout = _checked_layout(result)
     path = Path(path).resolve()
     if path.suffix.lower() not in (".xdmf", ".xmf"):
-        # the heavy data goes to the same name with suffix .h5, which must not be the XML file
         raise ValueError(f"{path}: an XDMF file needs the suffix .xdmf (or .xmf)")
+    heavy = xdmf_heavy_data_path(path)
+    check_outputs([path, heavy], result, overwrite)
     path.parent.mkdir(parents=True, exist_ok=True)
-    cwd = os.getcwd()
-    # meshio 5.3 opens the .h5 file in the working directory while the .xdmf refers to it
-    # next to itself (meshio issue #1442), so write from the .xdmf's folder.
-    os.chdir(path.parent)
-    try:
-        with meshio.xdmf.TimeSeriesWriter(path) as writer:
-            writer.write_points_cells(_pad(layout.coordinates), _line_cells(layout))
-            for k, t in zip(steps, _time_values(result, steps)):
-                _, _, point_data, cell_data = step_mesh_data(result, k)
-                writer.write_data(t, point_data=point_data,
-                                  cell_data={n: [a] for n, a in cell_data.items()})
-    finally:
-        os.chdir(cwd)
+    with tempfile.TemporaryDirectory(prefix=".flexmb-xdmf-", dir=path.parent) as scratch:
+        # meshio names the heavy data after the stem of the XML file it is given and writes it
+        # in the working directory (meshio issue #1442): stage "run.xdmf.xdmf" in the scratch
+        # folder, working there, to get "run.xdmf.h5" beside it
+        staged = Path(scratch) / (path.name + ".xdmf")
+        cwd = os.getcwd()
+        os.chdir(scratch)
+        try:
+            with meshio.xdmf.TimeSeriesWriter(staged) as writer:
+                writer.write_points_cells(_pad(layout.coordinates), _line_cells(layout))
+                for k, t in zip(steps, _time_values(result, steps)):
+                    _, _, point_data, cell_data = step_mesh_data(result, k)
+                    writer.write_data(t, point_data=point_data,
+                                      cell_data={n: [a] for n, a in cell_data.items()})
+        finally:
+            os.chdir(cwd)
+        os.replace(Path(scratch) / heavy.name, heavy)
+        os.replace(staged, path)
     return path
+
+
+def check_outputs(paths: Sequence[str | Path], result: Result | None = None, overwrite: bool = False,
+                  inputs: Sequence[str | Path] = (), overwrite_hint: str = "pass overwrite=True") -> None:
+    """Refuse to write ``paths`` when one is an input (the file ``result`` was read from, or one
+    of ``inputs``; ValueError) or a folder (IsADirectoryError), or exists while ``overwrite`` is
+    False (FileExistsError, whose message ends with ``overwrite_hint`` "to replace it")."""
+    sources = [Path(p) for p in inputs]
+    if result is not None and result.meta.get("file"):
+        sources.append(Path(result.meta["file"]))
+    for path in map(Path, paths):
+        for source in sources:
+            if same_file(path, source):
+                raise ValueError(f"{path} is the input result file {source}: writing it would destroy "
+                                 "the result; choose another name")
+        if path.is_dir():
+            raise IsADirectoryError(f"{path} is a folder; an output file cannot replace it")
+        if path.exists() and not overwrite:
+            raise FileExistsError(f"{path} exists; {overwrite_hint} to replace it")
+
+
+def same_file(a: str | Path, b: str | Path) -> bool:
+    """Whether two paths name the same file (through links, relative parts and hard links)."""
+    a, b = Path(a), Path(b)
+    if a.exists() and b.exists():
+        return os.path.samefile(a, b)
+    return a.resolve() == b.resolve()
 
 
 # ---------------------------------------------------------------- helpers

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse.linalg as spla
 
+from flexmb.checks import check_consistent_initial_state
 from flexmb.model import ModelError
 
 #: tolerances of the check, relative to the model size (positions) and to the largest speed
@@ -86,6 +87,7 @@ def consistent_initial_state(asm, u0: np.ndarray | None = None, v0: np.ndarray |
 
     Only free DOFs move; prescribed DOFs take their prescribed values and velocities.
     """
+    check_consistent_initial_state(asm, u0, v0, t0, iterations)
     cs = asm.constraints
     n = asm.n_dof
     u = np.zeros(n) if u0 is None else np.array(u0, dtype=float)

@@ -37,6 +37,8 @@ from typing import Callable, Sequence, Union
 
 import numpy as np
 
+from flexmb.checks import ModelError, direction
+
 #: side of a joint: a node index, a RigidBody, or None for the ground
 Side = Union[int, "RigidBody", None]
 Drive = Union[Callable[[float], float], None]
@@ -172,18 +174,14 @@ def joint_frame(dim: int, axis: Sequence[float] | None, x_axis: Sequence[float] 
     in-plane direction ``x_axis`` (default global x), e.g. the line of a slider.
     """
     if dim == 2:
-        x = np.array([*(x_axis if x_axis is not None else (1.0, 0.0))[:2], 0.0], dtype=float)
-        if np.linalg.norm(x) == 0:
-            raise ValueError("the joint's x_axis must not be zero")
+        x = np.r_[direction(x_axis, "the joint's x_axis", 2) if x_axis is not None else (1.0, 0.0), 0.0]
         x /= np.linalg.norm(x)
         return np.stack([x, np.cross([0.0, 0.0, 1.0], x), [0.0, 0.0, 1.0]], axis=1)
-    z = np.array(axis if axis is not None else (0.0, 0.0, 1.0), dtype=float)
-    if z.shape != (3,) or np.linalg.norm(z) == 0:
-        raise ValueError(f"the joint axis must be a non-zero 3-vector, got {axis!r}")
+    z = direction(axis, "the joint axis", 3) if axis is not None else np.array([0.0, 0.0, 1.0])
     z /= np.linalg.norm(z)
-    hint = np.array(x_axis, dtype=float) if x_axis is not None else np.eye(3)[int(np.argmin(np.abs(z)))]
+    hint = direction(x_axis, "the joint's x_axis", 3) if x_axis is not None else np.eye(3)[int(np.argmin(np.abs(z)))]
     x = hint - (hint @ z) * z
-    if np.linalg.norm(x) < 1e-8:
-        raise ValueError(f"the joint's x_axis {x_axis!r} is parallel to its axis {axis!r}")
+    if np.linalg.norm(x) < 1e-8 * np.linalg.norm(hint):
+        raise ModelError(f"the joint's x_axis {hint.tolist()} is parallel to its axis {z.tolist()}")
     x /= np.linalg.norm(x)
     return np.stack([x, np.cross(z, x), z], axis=1)

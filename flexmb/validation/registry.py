@@ -25,8 +25,16 @@ def _defines_case(path: Path) -> bool:
 
 
 def find_cases_dir(cases_dir: str | Path | None = None) -> Path:
-    """The folder holding the case scripts; raises FileNotFoundError naming where it looked."""
-    candidates = [Path(cases_dir)] if cases_dir else []
+    """The folder holding the case scripts; raises FileNotFoundError naming where it looked. A
+    folder given explicitly must hold cases (no fall-back to another folder's cases)."""
+    if cases_dir:
+        folder = Path(cases_dir)
+        if not _has_cases(folder):
+            raise FileNotFoundError(f"cases folder {folder}: "
+                                    + ("holds no validation case scripts (files defining CASE = ...)"
+                                       if folder.is_dir() else "no such folder"))
+        return folder
+    candidates = []
     if os.environ.get("FLEXMB_VALIDATION_DIR"):
         candidates.append(Path(os.environ["FLEXMB_VALIDATION_DIR"]))
     candidates += [Path.cwd() / "validation", Path(__file__).resolve().parents[2] / "validation"]

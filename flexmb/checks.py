@@ -1,0 +1,450 @@
+"""Input checks at the door: the error and warning types, and the argument checks of the analyses.
+
+Every check raises :class:`ModelError` (a ``ValueError``) whose message names the offending
+item, the value it got and what is allowed, so that a mistake is reported where it is made
+and not as a NaN, a singular matrix or a hang many steps later. User functions (time- or
+load-factor-dependent loads, prescribed values and joint drives) are checked when they are
+called: an exception, a non-finite value or a wrong shape raises :class:`UserFunctionError`
+naming the load or joint, the time or load factor and what the function returned or raised.
+
+This module sits below the model and the analyses (it imports nothing of flexmb at module
+level), so that every layer can use it.
+"""
+from __future__ import annotations
+
+import difflib
+import functools
+import inspect
+import math
+import numbers
+import warnings
+from typing import Any, Callable, Iterable
+
+import numpy as np
+
+#: a requested number of time steps, load steps or arc-length steps above this is refused as
+#: a likely unit mistake (dt in ms given as s, ...); ``integrate(..., max_steps=N)`` raises it
+MAX_STEPS = 1_000_000
+
+#: cut-backs halve a step; beyond this many halvings dt / 2^k reaches round-off of the time
+MAX_CUTBACKS = 30
+
+
+class ModelError(ValueError):
+    """Raised for invalid model or argument input; the message names the offending item."""
+
+
+class UserFunctionError(ModelError):
+    """A user function (load, prescribed value, joint drive) raised or returned an invalid value.
+
+    The message names the load or joint, the time or load factor and what the function returned
+    or raised; a raised exception is kept as ``__cause__``. A subclass of :class:`ModelError`
+    (the function is part of the model the user gave), and deliberately not a ``RuntimeError``:
+    the solvers treat runtime failures as a reason to cut the step back, while a broken user
+    function fails the same way at any step size and must end the run at once.
+    """
+
+
+class FlexmbWarning(UserWarning):
+    """Input that flexmb can run but that is probably not what was meant (e.g. a load on a
+    fixed DOF, which goes into the support reaction)."""
+
+
+# ------------------------------------------------------------------ scalars
+def is_real(value: Any) -> bool:
+    """A real number: Python or numpy int/float (0-d arrays included), not a bool or a string."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
+def real(value: Any, what: str, low: float | None = None, high: float | None = None,
+         low_open: bool = False) -> float:
+    """``value`` as a float, or ModelError: it must be a finite real number in [low, high]
+    ((low, high] with ``low_open``)."""
+    allowed = _range_text(low, high, low_open)
+    if not is_real(value):
+        raise ModelError(f"{what} must be a number{allowed}, got {_show(value)} ({type(value).__name__})")
+    x = float(value)
+    if not math.isfinite(x):
+        raise ModelError(f"{what} must be a finite number{allowed}, got {x}")
+    if (low is not None and (x < low or (low_open and x == low))) or (high is not None and x > high):
+        raise ModelError(f"{what} must be {allowed.lstrip()}, got {x:g}")
+    return x
+
+
+def _range_text(low: float | None, high: float | None, low_open: bool) -> str:
+    if low is not None and high is not None:
+        return f" in {'(' if low_open else '['}{low:g}, {high:g}]"
+    if low is not None:
+        return f" {'>' if low_open else '>='} {low:g}"
+    if high is not None:
+        return f" <= {high:g}"
+    return ""
+
+
+def _shown(value: Any) -> str:
+    """A value as the user wrote it: strings quoted, numbers (numpy ones too) plain."""
+    return repr(value) if isinstance(value, (str, bytes)) else str(value)
+
+
+def integer(value: Any, what: str, low: int | None = None, high: int | None = None) -> int:
+    """``value`` as an int, or ModelError: a Python or numpy integer (not a bool, not a float
+    such as 2.0) in [low, high]."""
+    allowed = _range_text(low, high, False)
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if not isinstance(value, (int, np.integer)) or isinstance(value, (bool, np.bool_)):
+        raise ModelError(f"{what} must be an integer{allowed}, got {_shown(value)} ({type(value).__name__})")
+    if (low is not None and value < low) or (high is not None and value > high):
+        raise ModelError(f"{what} must be an integer{allowed}, got {int(value)}")
+    return int(value)
+
+
+def node_index(node: Any, n_nodes: int, what: str) -> int:
+    """An existing node's index, or ModelError naming ``what`` (e.g. ``"fix"``) and the node."""
+    if isinstance(node, np.ndarray) and node.ndim == 0:
+        node = node[()]
+    if not isinstance(node, (int, np.integer)) or isinstance(node, (bool, np.bool_)):
+        raise ModelError(f"{what}: node {_shown(node)} is not a node index; node indices are integers "
+                         f"(int or numpy integer), got {type(node).__name__}")
+    if not 0 <= node < n_nodes:
+        raise ModelError(f"{what}: node {int(node)} does not exist (model has {n_nodes} nodes)")
+    return int(node)
+
+
+def flag(value: Any, what: str) -> bool:
+    """A bool (Python or numpy), or ModelError: a string such as "no" would be true."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ModelError(f"{what} must be True or False, got {_shown(value)} ({type(value).__name__})")
+    return bool(value)
+
+
+# ------------------------------------------------------------------ arrays
+def float_array(value: Any, what: str) -> np.ndarray:
+    """``value`` as a float array, or ModelError if it holds anything but numbers (a string
+    such as "1e3" would otherwise be converted silently)."""
+    try:
+        arr = np.asarray(value)
+    except ValueError:                                    # ragged nested sequences
+        raise ModelError(f"{what} must be an array of numbers, got {_show(value)}") from None
+    if arr.dtype.kind not in "iuf" and not (arr.dtype == object and all(is_real(v) for v in arr.flat)):
+        raise ModelError(f"{what} must be numbers, got {_show(value)} ({arr.dtype})")
+    return arr.astype(float)
+
+
+def real_array(value: Any, what: str, shape: tuple[int, ...] | None = None) -> np.ndarray:
+    """``value`` as a float array of ``shape`` (None: any), all entries finite, or ModelError
+    naming the first bad entry."""
+    arr = float_array(value, what)
+    if shape is not None and arr.shape != shape:
+        raise ModelError(f"{what} must have shape {shape}, got {arr.shape}: {_show(value)}")
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        where = tuple(int(i) for i in np.argwhere(bad)[0])
+        index = f" (entry {where[0] if len(where) == 1 else list(where)})" if where else ""
+        raise ModelError(f"{what} must be finite, got {arr[where]}{index}: {_show(value)}")
+    return arr
+
+
+def direction(value: Any, what: str, size: int) -> np.ndarray:
+    """A non-zero, finite vector of ``size`` components (not normalised), or ModelError."""
+    v = real_array(value, what, (size,))
+    if not np.any(v):
+        raise ModelError(f"{what} must be a non-zero direction, got {v.tolist()}")
+    return v
+
+
+def _show(value: Any, limit: int = 80) -> str:
+    text = repr(value.tolist() if isinstance(value, np.ndarray) else value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def check_keywords(given: Iterable[str], allowed: Iterable[str], what: str) -> None:
+    """ModelError for a keyword not in ``allowed``, listing them and the closest match."""
+    allowed = list(allowed)
+    unknown = [k for k in given if k not in allowed]
+    if unknown:
+        hint = difflib.get_close_matches(unknown[0], allowed, n=1)
+        raise ModelError(f"{what}: unknown keyword {unknown[0]!r}"
+                         + (f" (did you mean {hint[0]!r}?)" if hint else "")
+                         + f"; the keywords are {', '.join(allowed)}")
+
+
+def keywords_listed(method: Callable) -> Callable:
+    """Decorator: an unknown keyword argument raises ModelError that lists the keywords the
+    method takes and the closest one (Python's TypeError names only the unknown keyword)."""
+    parameters = inspect.signature(method).parameters.values()
+    allowed = [p.name for p in parameters if p.name != "self"
+               and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    allowed_set = frozenset(allowed)
+
+    @functools.wraps(method)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        if not kwargs.keys() <= allowed_set:
+            check_keywords(kwargs, allowed, method.__name__)
+        return method(*args, **kwargs)
+    return checked
+
+
+# ---------------------------------------------------------- user functions
+def one_argument_function(value: Callable, what: str) -> Callable:
+    """Check once, where the function is given, that it can be called with one argument."""
+    try:
+        inspect.signature(value).bind(0.0)
+    except TypeError:
+        raise ModelError(f"{what}: a function value must take one argument (t, the time in "
+                         f"dynamics or the load factor in statics), got {_name(value)} with signature "
+                         f"{inspect.signature(value)}") from None
+    except ValueError:                           # no signature to inspect (some builtins): accept
+        pass
+    return value
+
+
+def _name(fn: Callable) -> str:
+    return getattr(fn, "__name__", None) or type(fn).__name__
+
+
+def _at(x: float, statics: bool) -> str:
+    return f"at load factor {x:.6g}" if statics else f"at t = {x:.6g} s"
+
+
+def _call(fn: Callable, x: float, statics: bool, what: str) -> Any:
+    """``fn(x)``; UserFunctionError naming ``what`` and x if it raises (the exception as cause)."""
+    try:
+        return fn(x)
+    except Exception as exc:
+        raise UserFunctionError(f"{what}: the function {_name(fn)} raised {type(exc).__name__} "
+                                f"{_at(x, statics)}: {exc}") from exc
+
+
+def evaluate_scalar(fn: Callable, x: float, statics: bool, what: str) -> float:
+    """``fn(x)`` as a float; UserFunctionError if it raises or returns a non-finite or non-scalar."""
+    value = _call(fn, x, statics, what)
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        out = None
+    if out is None or isinstance(value, (str, bytes)):
+        raise UserFunctionError(f"{what}: the function {_name(fn)} returned {_show(value)} "
+                                f"({type(value).__name__}) {_at(x, statics)}; it must return one number")
+    if not math.isfinite(out):
+        raise UserFunctionError(f"{what}: the function {_name(fn)} returned {out} {_at(x, statics)}; "
+                                "it must return a finite number")
+    return out
+
+
+def evaluate_vector(fn: Callable, x: float, statics: bool, what: str, size: int) -> np.ndarray:
+    """``fn(x)`` as a float array (size,); UserFunctionError otherwise."""
+    value = _call(fn, x, statics, what)
+    try:
+        out = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        out = None
+    if out is None or out.shape != (size,):
+        raise UserFunctionError(f"{what}: the function {_name(fn)} returned {_show(value)} "
+                                f"{_at(x, statics)}; it must return {size} numbers")
+    if not np.all(np.isfinite(out)):
+        raise UserFunctionError(f"{what}: the function {_name(fn)} returned {out.tolist()} "
+                                f"{_at(x, statics)}; it must return finite numbers")
+    return out
+
+
+class CheckedFunction:
+    """A user's scalar function of time, wrapped so that a failure names ``what`` (a joint's
+    drive); called like the function itself."""
+
+    __slots__ = ("function", "what")
+
+    def __init__(self, function: Callable[[float], float], what: str) -> None:
+        self.function = one_argument_function(function, what)
+        self.what = what
+
+    def __call__(self, t: float) -> float:
+        return evaluate_scalar(self.function, t, False, self.what)
+
+
+# --------------------------------------------------------- analysis arguments
+# The analyses call one of these right after building their Assembly (``asm``: an
+# :class:`~flexmb.assembly.Assembly`, used duck-typed so that this module stays below it).
+def check_integrate(asm: Any, dt: Any, t_end: Any, t0: Any, u0: Any, v0: Any, newton: Any,
+                    max_cutbacks: Any, output_every: Any, max_steps: Any) -> None:
+    """Arguments of :func:`~flexmb.integrators.time_stepping.integrate`; also refuses DOFs that
+    have no mass, no stiffness and no joint (their motion is undetermined)."""
+    what = "integrate"
+    _check_assembly(asm, what)
+    dt = real(dt, f"{what}: dt (s)", low=0.0, low_open=True)
+    t0 = real(t0, f"{what}: t0 (s)")
+    t_end = real(t_end, f"{what}: t_end (s)")
+    if not t_end > t0:
+        raise ModelError(f"{what}: t_end must be > t0 = {t0:g} s, got {t_end:g} s")
+    steps = (t_end - t0) / dt                                    # inf for a denormal dt
+    limit = MAX_STEPS if max_steps is None else integer(max_steps, f"{what}: max_steps", low=1)
+    if not steps < limit + 0.5:
+        raise ModelError(f"{what}: dt = {dt:g} s from t0 = {t0:g} s to t_end = {t_end:g} s is {steps:.0f} time "
+                         f"steps, more than max_steps = {limit}; check the units of dt and t_end (seconds)"
+                         + (f", or pass max_steps={steps:.0f} to run them" if math.isfinite(steps) else ""))
+    if abs(round(steps) * dt - (t_end - t0)) > 1e-9 * (t_end - t0):
+        raise ModelError(f"{what}: t_end - t0 = {t_end - t0} is not a whole number of steps dt = {dt}")
+    _check_newton(newton, what)
+    integer(max_cutbacks, f"{what}: max_cutbacks", 0, MAX_CUTBACKS)
+    integer(output_every, f"{what}: output_every", low=1)
+    u = _state_vector(asm, u0, f"{what}: u0")
+    _state_vector(asm, v0, f"{what}: v0")
+    _warn_loads_on_fixed_dofs(asm)
+    _check_masses(asm, u, t0, what)
+
+
+def check_load_control(asm: Any, load_factors: Any, newton: Any, max_cutbacks: Any, u0: Any) -> None:
+    """Arguments of :func:`~flexmb.analysis.statics.load_control`."""
+    what = "load_control"
+    _check_assembly(asm, what)
+    if isinstance(load_factors, (int, np.integer, bool, np.bool_)):
+        steps = integer(load_factors, f"{what}: the number of load steps", low=1)
+        if steps > MAX_STEPS:
+            raise ModelError(f"{what}: {steps} load steps are more than {MAX_STEPS}; pass the load "
+                             "factors as an array to go beyond")
+    else:
+        lams = float_array(load_factors, f"{what}: load_factors")
+        if lams.ndim != 1:
+            raise ModelError(f"{what}: load_factors must be a number of steps (an integer >= 1) or a "
+                             f"sequence of load factors, got {_show(load_factors)}")
+        if lams.size == 0:
+            raise ModelError(f"{what} needs at least one load factor, got {_show(load_factors)}")
+        bad = np.flatnonzero(~np.isfinite(lams))
+        if bad.size:
+            raise ModelError(f"{what}: load factor {int(bad[0])} is {lams[bad[0]]}; load factors must be finite")
+    _check_newton(newton, what)
+    integer(max_cutbacks, f"{what}: max_cutbacks", 0, MAX_CUTBACKS)
+    _state_vector(asm, u0, f"{what}: u0")
+    _warn_loads_on_fixed_dofs(asm)
+
+
+def check_arc_length(asm: Any, increment: Any, n_steps: Any, max_load_factor: Any, max_displacement: Any,
+                     newton: Any, max_cutbacks: Any, u0: Any, lam0: Any, psi: Any, dof_scale: Any) -> None:
+    """Arguments of :func:`~flexmb.analysis.arc_length.arc_length`."""
+    what = "arc_length"
+    _check_assembly(asm, what)
+    real(increment, f"{what}: increment (m)", low=0.0, low_open=True)
+    steps = integer(n_steps, f"{what}: n_steps", low=1)
+    if steps > MAX_STEPS:
+        raise ModelError(f"{what}: n_steps = {steps} is more than {MAX_STEPS} steps; stop the path with "
+                         "max_load_factor or max_displacement instead")
+    if max_load_factor is not None:
+        real(max_load_factor, f"{what}: max_load_factor", low=0.0, low_open=True)
+    if max_displacement is not None:
+        real(max_displacement, f"{what}: max_displacement (m)", low=0.0, low_open=True)
+    _check_newton(newton, what)
+    integer(max_cutbacks, f"{what}: max_cutbacks", 0, MAX_CUTBACKS)
+    _state_vector(asm, u0, f"{what}: u0")
+    real(lam0, f"{what}: lam0")
+    real(psi, f"{what}: psi (m/N)", low=0.0)
+    if dof_scale is not None:
+        scale = real_array(dof_scale, f"{what}: dof_scale")
+        if scale.shape != (asm.n_dof,):
+            raise ModelError(f"{what}: dof_scale must have shape ({asm.n_dof},), got {scale.shape}")
+        bad = np.flatnonzero(scale <= 0.0)
+        if bad.size:
+            raise ModelError(f"{what}: dof_scale at {asm.dofs.label(int(bad[0]))} is {scale[bad[0]]:g}; "
+                             "the factors must be positive")
+    _warn_loads_on_fixed_dofs(asm)
+
+
+def check_linear_buckling(asm: Any, n_modes: Any, u_pre: Any, load_factor_pre: Any, dense_limit: Any) -> None:
+    """Arguments of :func:`~flexmb.analysis.buckling.linear_buckling`."""
+    what = "linear_buckling"
+    _check_assembly(asm, what)
+    integer(n_modes, f"{what}: n_modes", low=1)
+    _state_vector(asm, u_pre, f"{what}: u_pre")
+    real(load_factor_pre, f"{what}: load_factor_pre")
+    integer(dense_limit, f"{what}: dense_limit", low=0)
+    _warn_loads_on_fixed_dofs(asm)
+
+
+def check_consistent_initial_state(asm: Any, u0: Any, v0: Any, t0: Any, iterations: Any) -> None:
+    """Arguments of :func:`~flexmb.multibody.initial.consistent_initial_state`."""
+    what = "consistent_initial_state"
+    _check_assembly(asm, what)
+    _state_vector(asm, u0, f"{what}: u0")
+    _state_vector(asm, v0, f"{what}: v0")
+    real(t0, f"{what}: t0 (s)")
+    integer(iterations, f"{what}: iterations", low=1)
+
+
+def _check_assembly(asm: Any, what: str) -> None:
+    """The Assembly must describe the model as it is now (it copies loads, masses, supports and
+    the DOF layout when it is built)."""
+    model = asm.model
+    if asm.dofs.model_revision != model.revision:
+        raise ModelError(f"{what}: the model was changed after its Assembly was built (nodes, elements, "
+                         "supports, masses, loads, joints or gravity added or set since); build a new "
+                         "flexmb.Assembly(model), or pass the model itself")
+
+
+def _check_newton(newton: Any, what: str) -> None:
+    from flexmb.integrators.newton import NewtonSettings
+
+    if newton is not None and not isinstance(newton, NewtonSettings):
+        raise ModelError(f"{what}: newton must be a flexmb.NewtonSettings (e.g. NewtonSettings(residual_tol="
+                         f"1e-8)) or None, got {_show(newton)} ({type(newton).__name__})")
+
+
+def _state_vector(asm: Any, value: Any, what: str) -> np.ndarray | None:
+    """A DOF vector (n_dof,) of finite numbers, the bad entry named by its DOF; None passes."""
+    if value is None:
+        return None
+    arr = float_array(value, what)
+    if arr.shape != (asm.n_dof,):
+        raise ModelError(f"{what} must have shape ({asm.n_dof},) (one value per DOF), got {arr.shape}")
+    bad = np.flatnonzero(~np.isfinite(arr))
+    if bad.size:
+        i = int(bad[0])
+        raise ModelError(f"{what} is {arr[i]} at {asm.dofs.label(i)} (DOF {i}); it must be finite")
+    return arr
+
+
+def _warn_loads_on_fixed_dofs(asm: Any) -> None:
+    """FlexmbWarning for each load on a fixed or prescribed DOF: it goes into the reaction."""
+    model, dofs = asm.model, asm.dofs
+    held = np.zeros(asm.n_dof, dtype=bool)
+    held[dofs.prescribed] = True
+    for load in model.loads:
+        if held[dofs.index(load.node, load.dof)] and (callable(load.value) or load.value != 0.0):
+            given = model.prescribed.get((load.node, load.dof))
+            moving = given is not None and (callable(given.value) or given.value != 0.0)
+            warnings.warn(f"{load.label} acts on a {'prescribed' if moving else 'fixed'} DOF: it goes into "
+                          "the support reaction and does not load the model", FlexmbWarning, stacklevel=4)
+    for load in model.vector_loads:
+        rows = dofs.translations()[load.node] if load.kind == "follower-force" else \
+            dofs.first[load.node] + model.dim + np.arange(3)
+        if held[rows].all():
+            warnings.warn(f"{load.kind} load on node {load.node} acts on fixed DOFs only: it goes into the "
+                          "support reaction and does not load the model", FlexmbWarning, stacklevel=4)
+
+
+def _check_masses(asm: Any, u: np.ndarray | None, t0: float, what: str) -> None:
+    """ModelError naming the free DOFs that have no mass, no stiffness and no joint at the start:
+    nothing determines their motion (a rigid body without inertia and free to turn, a massless
+    node between bars in a line). Massless DOFs with stiffness (a massless slider on a rod) are fine."""
+    free = asm.dofs.free
+    u = np.zeros(asm.n_dof) if u is None else u
+    mass = np.abs(asm.mass.diagonal())                                          # (n_dof,)
+    if asm.rotation_nodes.size:
+        mass[asm.rotation_dofs] += np.abs(np.diagonal(asm.rotary_inertia, axis1=1, axis2=2))
+    if asm.configuration_masses:
+        mass[free] += np.abs(asm.free_matrix(asm.configuration_mass_data(u)).diagonal())
+    candidates = free[mass[free] == 0.0]
+    if not candidates.size:
+        return
+    position = asm.dofs.free_position
+    stiffness = np.abs(asm.free_matrix(asm.force_and_tangent(u)[1]).diagonal())   # (n_free,)
+    held = stiffness[position[candidates]] > 0.0
+    if asm.constraints is not None:
+        C = asm.constraints.evaluate(u, t0, np.zeros(asm.constraints.n)).C.tocsc()
+        held |= np.asarray(abs(C[:, candidates]).sum(axis=0)).ravel() > 0.0
+    loose = candidates[~held]
+    if loose.size:
+        names = ", ".join(asm.dofs.label(int(i)) for i in loose[:6]) + (", ..." if loose.size > 6 else "")
+        raise ModelError(f"{what}: {loose.size} DOF(s) have no mass, no stiffness and no joint at the start, so "
+                         f"nothing determines their motion: {names}; give the node or body a mass or "
+                         "inertia, connect it, or fix the DOF")
