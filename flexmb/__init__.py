@@ -6,6 +6,7 @@ the plotting and I/O functions that need them.
 from flexmb.analysis.arc_length import arc_length
 from flexmb.analysis.buckling import BucklingResult, linear_buckling
 from flexmb.analysis.diagnostics import SingularSystemError
+from flexmb.analysis.modes import NaturalModes, natural_modes, system_matrices
 from flexmb.analysis.statics import StaticPath, load_control
 from flexmb.assembly import Assembly
 from flexmb.checks import FlexmbWarning, UserFunctionError
@@ -25,8 +26,9 @@ __version__ = "0.1.0"
 
 __all__ = ["Assembly", "Beam2D", "Beam3D", "BranchChangeError", "BucklingResult", "ClosingVariant",
            "ConstrainedSystem", "DofMap", "ElementGroup", "FlexmbWarning", "Joint", "Model", "ModelError",
-           "ModeShapes", "ModelLayout", "NewtonSettings", "PartitionedRun", "Result", "ResultFileError",
-           "RigidBody", "SingularReactionMatrix", "SingularSystemError", "StaticPath", "TaylorSystem",
-           "TimeHistory", "TimeIntegrationError", "Truss", "UserFunctionError", "arc_length",
+           "ModeShapes", "ModelLayout", "NaturalModes", "NewtonSettings", "PartitionedRun", "Result",
+           "ResultFileError", "RigidBody", "SingularReactionMatrix", "SingularSystemError", "StaticPath",
+           "TaylorSystem", "TimeHistory", "TimeIntegrationError", "Truss", "UserFunctionError", "arc_length",
            "consistent_initial_state", "integrate", "integrate_closing", "integrate_partitioned",
-           "integrate_taylor", "linear_buckling", "load_control", "load_result", "physical_reactions"]
+           "integrate_taylor", "linear_buckling", "load_control", "load_result", "natural_modes",
+           "physical_reactions", "system_matrices"]

@@ -434,6 +434,16 @@ class Assembly:
             data += self._group_matrix_data(i, kernels.mass_matrix(u[self._edofs[i]]))
         return data
 
+    def mass_data_at(self, u: np.ndarray | None = None) -> np.ndarray:
+        """The whole mass matrix about the state u (default: the reference state), data (nnz,) of
+        the free-free block: the constant mass, the configuration-dependent (cubic) masses at u and
+        the spatial rotary inertia R J R^T of the rotating 3D nodes (kg, kg m, kg m^2)."""
+        u = np.zeros(self.n_dof) if u is None else u
+        data = self.mass_data + self.configuration_mass_data(u)
+        if self.rotation_nodes.size and np.any(self.rotary_inertia):
+            data = data + self.rotary_block_data(self.spatial_inertia(u))
+        return data
+
     def kinetic_energy(self, v: np.ndarray, u: np.ndarray | None = None) -> float:
         """Kinetic energy (J); u is needed when 3D nodes carry rotary inertia or a mass depends
         on the configuration."""

@@ -292,7 +292,18 @@ def check_integrate(asm: Any, dt: Any, t_end: Any, t0: Any, u0: Any, v0: Any, ne
     u = _state_vector(asm, u0, f"{what}: u0")
     _state_vector(asm, v0, f"{what}: v0")
     _warn_loads_on_fixed_dofs(asm)
+    refuse_reference_masses(asm, what)
     _check_masses(asm, u, t0, what)
+
+
+def refuse_reference_masses(asm: Any, what: str) -> None:
+    """ModelError if a group has a mass valid only about the reference configuration (the
+    Hermitian ``mass="cubic"`` of Beam3D): dynamics needs a mass that turns with the body."""
+    for g in asm.groups:
+        if g.dim == 3 and g.has_rotations and getattr(g, "mass", None) == "cubic":
+            raise ModelError(f"{what}: element group {g.name!r} has mass='cubic', the Beam3D Hermitian mass of the "
+                             "reference configuration, for natural modes, CMS and sensitivities only; use "
+                             "mass='lumped' or 'consistent' for dynamics")
 
 
 def check_load_control(asm: Any, load_factors: Any, newton: Any, max_cutbacks: Any, u0: Any) -> None:

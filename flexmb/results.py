@@ -1,9 +1,9 @@
 """Results of an analysis: histories over output steps, with what post-processing needs of the model.
 
 Every analysis returns a :class:`Result`: :class:`TimeHistory` (dynamics, steps in time),
-:class:`StaticPath` (statics, steps in load factor) or :class:`ModeShapes` (buckling modes, one
-"step" per mode). A result holds, per output step, the DOF vector ``u`` (n_dof,), the support
-reactions, and per element group the element outputs of
+:class:`StaticPath` (statics, steps in load factor) or :class:`ModeShapes` (buckling or
+natural modes, one "step" per mode). A result holds, per output step, the DOF vector ``u``
+(n_dof,), the support reactions, and per element group the element outputs of
 :meth:`~flexmb.elements.base.ElementGroup.element_outputs` (section forces and strains), plus
 the series of its kind (velocities and energies in dynamics). Histories are plain lists (one
 entry per step); :meth:`Result.arrays` stacks them. The :class:`ModelLayout` (nodes, DOF
@@ -585,10 +585,13 @@ class StaticPath(Result):
 
 
 class ModeShapes(Result):
-    """Buckling (or vibration) modes as a result, one "step" per mode, for plots and files.
+    """Buckling or vibration modes as a result, one "step" per mode, for plots and files.
 
-    ``values`` are the eigenvalues (critical load factors), ``u`` the mode shapes (n_dof,) scaled
-    to a largest translation of 1, ``reference`` the state the modes are taken about.
+    ``values`` are the modes' values, named by ``meta["what"]``: critical load factors of
+    buckling modes (:func:`~flexmb.analysis.buckling.linear_buckling`, "critical load factor") or
+    frequencies in Hz of natural modes (:func:`~flexmb.analysis.modes.natural_modes`,
+    "frequency (Hz)"); ``u`` the mode shapes (n_dof,) scaled to a largest translation of 1,
+    ``reference`` the state the modes are taken about.
     """
 
     kind = "modes"

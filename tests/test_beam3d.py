@@ -11,6 +11,8 @@ public Model / load_control API and the kernel itself.
 """
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 
@@ -448,6 +450,45 @@ def test_mass_matrix_and_rotary_inertia(kind, rng):
     i, err = _worst(np.abs(J.sum(axis=1) - expected).max(axis=(1, 2)) / rho_I.max(axis=1) / l0)
     assert err < 1e-14, f"rotary inertia summed over the nodes misses l0 E diag(rho_I) E^T by {err:.2e} (element {i})"
     np.testing.assert_array_equal(J[:, 0], J[:, 1], err_msg="rotary inertia not split evenly over the nodes")
+
+
+def test_hermitian_mass_is_exact_for_rigid_motion_and_objective(rng):
+    """mass="cubic": symmetric positive semi-definite; the kinetic energy of any rigid velocity
+    field v(x) = v0 + w x x (linear along the element, so interpolated exactly by the cubic
+    Hermite polynomials) is int rho A |v|^2 dx / 2 exactly; rotating the element rotates M."""
+    X = _reference(rng, N_EL)
+    rho_A = rng.uniform(0.1, 10.0, N_EL)
+    el = _group(rng, N_EL, rho_A=rho_A, mass="cubic")
+    M = el.mass_matrix(X)
+    np.testing.assert_allclose(M, M.transpose(0, 2, 1), atol=1e-13 * np.abs(M).max())
+    assert np.linalg.eigvalsh(M).min() > -1e-12 * np.abs(M).max(), "cubic mass not positive semi-definite"
+    v0, w = rng.normal(size=(N_EL, 3)), rng.normal(size=(N_EL, 3))
+    nodal = np.concatenate([v0 + np.cross(w, X[:, 0]), w, v0 + np.cross(w, X[:, 1]), w], axis=1)
+    energy = 0.5 * np.einsum("ei,eij,ej->e", nodal, M, nodal)
+    # exact: v(s) = a + s b along s in [0, 1], int_0^1 |a + s b|^2 ds = |a|^2 + a.b + |b|^2 / 3
+    a = v0 + np.cross(w, X[:, 0])
+    b = np.cross(w, X[:, 1] - X[:, 0])
+    l0 = np.linalg.norm(X[:, 1] - X[:, 0], axis=1)
+    exact = 0.5 * rho_A * l0 * (np.einsum("ei,ei->e", a, a) + np.einsum("ei,ei->e", a, b)
+                                + np.einsum("ei,ei->e", b, b) / 3.0)
+    i, err = _worst(np.abs(energy - exact) / exact)
+    assert err < 1e-12, f"rigid-motion kinetic energy off by {err:.2e} (element {i})"
+    R = exp_map(rng.normal(size=3))
+    turned = copy.deepcopy(el)
+    turned.y_axis = el.y_axis @ R.T                                    # the section axes turn too
+    T = np.kron(np.eye(4), R)
+    M_turned = turned.mass_matrix(X @ R.T)
+    np.testing.assert_allclose(M_turned, T @ el.mass_matrix(X) @ T.T, atol=1e-12 * np.abs(M).max())
+
+
+def test_cubic_beam3d_mass_is_refused_in_dynamics():
+    model = flexmb.Model(dim=3)
+    nodes = model.add_nodes(np.c_[np.linspace(0.0, 1.0, 3), np.zeros(3), np.zeros(3)])
+    model.add_beam3d(np.c_[nodes[:-1], nodes[1:]], EA=1e6, GJ=1e3, EI_y=1.0, EI_z=1.0, rho_A=3.0,
+                     mass="cubic", name="arm")
+    model.fix(0)
+    with pytest.raises(flexmb.ModelError, match="'arm' has mass='cubic'.*natural modes"):
+        flexmb.integrate(model, 0.01, 0.1)
 
 
 def test_section_frames_are_right_handed_and_follow_y_axis(rng):

@@ -21,7 +21,8 @@ EXPECTED_CASES = {"bathe-pendulum", "free-flying-chain", "roll-up-2d", "roll-up-
                   "buckling-torsion", "von-mises-truss", "flying-beam-3d", "double-pendulum-flexible",
                   "four-bar-rigid", "spin-up-spatial", "slider-crank-a", "slider-crank-b", "spin-up-kim-haug",
                   "spin-up-simo", "pendulum-projective", "four-bar-partitioning", "double-pendulum-singular",
-                  "stewart-3leg"}
+                  "stewart-3leg", "cms-beam", "sensitivity-shares", "modification",
+                  "natural-modes-beam"}
 
 FAILING_CASE = '''"""A case that fails one check."""
 from flexmb.validation import CaseReport, Check

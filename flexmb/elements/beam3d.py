@@ -47,7 +47,14 @@ co-rotational 3D beams). The angle map below makes Phi non-polynomial in e, henc
 Mass: translational ``lumped`` or ``consistent`` (linear interpolation, constant), and the rotary
 inertia of the cross-sections lumped at the nodes, half per node, as Meijaard does
 (:meth:`Beam3D.rotary_inertia`); the nodal rotary inertia is handled by the integrators as
-a rigid body (Simo & Wong 1991), not through the constant mass matrix.
+a rigid body (Simo & Wong 1991), not through the constant mass matrix. ``cubic`` is the
+Hermitian consistent mass of the reference configuration (cubic transverse, linear axial
+interpolation; e.g. Przemieniecki 1968, ch. 11): it couples translations with the bending
+rotations and converges at order h^4 in the frequencies instead of h^2, so it is the choice for
+natural modes, component mode synthesis and sensitivities about the reference state. It is a
+constant matrix in global axes, not objective under large rotations, so the time integrators
+refuse it (a co-rotated 3D Hermitian mass with its velocity terms, as ``Beam2D`` has, is not
+built yet).
 """
 from __future__ import annotations
 
@@ -164,7 +171,8 @@ class Beam3D(ElementGroup):
         default: ``e_z x e_x`` normalised (horizontal for a vertical-z world), or the global y axis
         for elements along z.
     second_order : include the second-order terms of the generalized strains (eq. 16).
-    mass : ``"lumped"`` or ``"consistent"`` translational mass.
+    mass : ``"lumped"`` or ``"consistent"`` translational mass, or ``"cubic"`` (Hermitian, for
+        linear analyses about the reference state only; see the module docstring).
     """
 
     has_rotations = True
@@ -200,8 +208,8 @@ class Beam3D(ElementGroup):
                 raise ModelError(f"{label}: y_axis of element {e} must be a finite, non-zero direction, "
                                  f"got {self.y_axis[e].tolist()}")
         self.second_order = flag(second_order, f"{label}: second_order")
-        if mass not in ("lumped", "consistent"):
-            raise ModelError(f"{label}: mass must be 'lumped' or 'consistent', got {mass!r}")
+        if mass not in ("lumped", "consistent", "cubic"):
+            raise ModelError(f"{label}: mass must be 'lumped', 'consistent' or 'cubic', got {mass!r}")
         self.mass = mass
 
     @staticmethod
@@ -401,14 +409,49 @@ class Beam3D(ElementGroup):
         return c.stretch / c.l0
 
     def mass_matrix(self, X: np.ndarray) -> np.ndarray:
-        """Translational mass (n_el, 12, 12); the rotational blocks are zero (see rotary_inertia)."""
+        """Translational mass (n_el, 12, 12) in global axes; the rotational blocks are zero (see
+        rotary_inertia) except for ``cubic``, whose Hermitian mass couples translations with the
+        bending rotations (:meth:`hermitian_mass`)."""
         l0 = np.linalg.norm(X[:, 1] - X[:, 0], axis=1)
         m = self.rho_A * l0
+        if self.mass == "cubic":
+            return self.hermitian_mass(X)
         pattern = np.diag([0.5, 0.5]) if self.mass == "lumped" else np.array([[2.0, 1.0], [1.0, 2.0]]) / 6.0
         trans = np.r_[0:3, 6:9]
         Me = np.zeros((self.n_elements, 12, 12))
         Me[:, trans[:, None], trans[None, :]] = m[:, None, None] * np.kron(pattern, np.eye(3))[None]
         return Me
+
+    def hermitian_mass(self, X: np.ndarray) -> np.ndarray:
+        """Hermitian consistent mass of the reference configuration (n_el, 12, 12), global axes.
+
+        In the section frame (local DOFs u, v, w, theta_x, theta_y, theta_z per node) the
+        transverse displacements are cubic Hermite polynomials of the end translations and the
+        bending rotations (v' = theta_z, w' = -theta_y) and the axial one is linear:
+        ``m l / 420 [[156, 22 l, 54, -13 l], ...]`` for (v1, theta_z1, v2, theta_z2), the same with
+        the coupling signs flipped for (w, theta_y), ``m l / 6 [[2, 1], [1, 2]]`` axially.
+        """
+        l0 = np.linalg.norm(X[:, 1] - X[:, 0], axis=1)
+        n = self.n_elements
+        m = (self.rho_A * l0)[:, None, None]
+        l = l0[:, None, None]
+        one = np.ones((n, 1, 1))
+        bend = lambda s: np.concatenate([                                       # noqa: E731
+            np.concatenate([156 * one, s * 22 * l, 54 * one, -s * 13 * l], axis=2),
+            np.concatenate([s * 22 * l, 4 * l**2, s * 13 * l, -3 * l**2], axis=2),
+            np.concatenate([54 * one, s * 13 * l, 156 * one, -s * 22 * l], axis=2),
+            np.concatenate([-s * 13 * l, -3 * l**2, -s * 22 * l, 4 * l**2], axis=2)], axis=1) * (m / 420.0)
+        local = np.zeros((n, 12, 12))
+        for dofs, block in (([0, 6], m * np.array([[2.0, 1.0], [1.0, 2.0]]) / 6.0),
+                            ([1, 5, 7, 11], bend(1.0)),                           # v, theta_z
+                            ([2, 4, 8, 10], bend(-1.0))):                         # w, theta_y
+            idx = np.array(dofs)
+            local[:, idx[:, None], idx[None, :]] = block
+        T = np.zeros((n, 12, 12))
+        Et = self.section_frames(X).transpose(0, 2, 1)                          # global -> local
+        for k in range(4):
+            T[:, 3 * k:3 * k + 3, 3 * k:3 * k + 3] = Et
+        return T.transpose(0, 2, 1) @ local @ T
 
     def rotary_inertia(self, X: np.ndarray) -> np.ndarray:
         """Nodal rotary inertia tensors in the reference orientation (n_el, 2, 3, 3), kg m^2.

@@ -15,6 +15,7 @@ from typing import Callable
 
 import numpy as np
 
+from flexmb.checks import refuse_reference_masses
 from flexmb.rotations import tangent_operator
 
 Array = np.ndarray
@@ -152,6 +153,7 @@ class ConstrainedSystem:
         model, dofs = asm.model, asm.dofs
         if asm.constraints is None:
             raise ValueError("ConstrainedSystem.from_assembly: the model has no joints")
+        refuse_reference_masses(asm, "ConstrainedSystem.from_assembly")
         if asm.configuration_masses:
             raise ValueError("ConstrainedSystem.from_assembly: configuration-dependent masses (mass='cubic') "
                              "are not supported; use lumped or consistent mass")

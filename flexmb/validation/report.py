@@ -68,7 +68,7 @@ class CaseReport:
     case: str
     checks: list[Check] = field(default_factory=list)
     n_dof: int = 0
-    n_steps: int = 0
+    n_steps: int = 0                                        # time or load steps; eigen analyses of modal cases
     figure: Any = None                                      # matplotlib Figure, saved as CASE.png
     info: dict[str, Any] = field(default_factory=dict)      # extra numbers worth keeping
 

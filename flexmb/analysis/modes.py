@@ -1,0 +1,486 @@
+"""Natural modes: free vibration about the reference state or a pre-stressed equilibrium.
+
+Small oscillations ``u = u_pre + phi e^{i omega t}`` about an equilibrium u_pre at load factor
+lam (statics convention: gravity and nodal loads scale with lam, see
+:meth:`~flexmb.assembly.Assembly.external_force`) obey the generalized eigenproblem
+
+    K phi = omega^2 M phi,      C phi = 0,
+
+on the free DOFs, with
+
+* K the tangent at (u_pre, lam): material + geometric stiffness of the elements, the stiffness
+  of configuration-dependent loads (:meth:`~flexmb.assembly.Assembly.static_residual`) and, with
+  joints, the constraint Hessian term ``d(C^T lambda)/du`` (``sum_i lambda_i d2Phi_i/du2``),
+  the multipliers lambda being the least-squares solution of ``C^T lambda = f - q`` at u_pre;
+* M the whole mass matrix at u_pre (:meth:`~flexmb.assembly.Assembly.mass_data_at`: constant,
+  cubic and spatial rotary inertia);
+* C the joints' constraint Jacobian on the free DOFs. The constraints are eliminated, not
+  penalised: with B an orthonormal basis of the null space of C, ``phi = B v`` and
+  ``B^T K B v = omega^2 B^T M B v``. B comes from a dense SVD of C and is dense (n_free squared
+  numbers): models with joints are meant to have up to a few thousand free DOFs.
+
+The default ``load_factor = 0`` with ``u_pre = None`` gives the modes of the unloaded structure.
+Gravity stiffens (or softens) only through the load factor: a rigid pendulum has a zero
+frequency at load factor 0 and its pendulum frequency at ``load_factor=1``. u_pre must be an
+equilibrium at the load factor (after the best joint multipliers), else ModelError names the DOF
+with the largest residual force; structures get it from
+:func:`~flexmb.analysis.statics.load_control`, mechanisms hanging in their reference
+configuration (pendulums, a parallelogram four-bar) are in equilibrium there already.
+
+Solvers. Up to ``dense_limit`` unknowns the dense LAPACK solver is used on the shifted pencil
+``M phi = mu (K - sigma M) phi`` (``omega^2 = sigma + 1/mu``), whose "infinite" eigenvalues of
+massless DOFs (lumped beams without rotary inertia) come out as harmless mu = 0; larger models
+use ARPACK in shift-invert mode on the sparse LU of ``K - sigma M``. The shift
+``sigma = -SHIFT * lambda_scale`` is a small negative number, so a singular K (free-free
+structures, mechanisms) is factorised without trouble; lambda_scale = max_i K_ii / M_ii over
+the DOFs with mass is a Rayleigh-quotient estimate of the largest eigenvalue. A K that is not
+symmetric (follower loads; the spin tangent of 3D rotations away from the reference state)
+goes to the general (non-symmetric) solvers; complex eigenvalue pairs (flutter) are then not
+returned as modes: they are listed in ``complex_eigenvalues`` and a
+:class:`~flexmb.checks.FlexmbWarning` names them.
+
+Rigid-body (zero-frequency) modes: an eigenvalue with ``|omega^2| <= RIGID_TOL * lambda_scale``
+(RIGID_TOL = 1e-13: |omega| below about 3e-7 of the estimated highest frequency of the mesh)
+is round-off of a zero eigenvalue; both solvers give those below 1e-17 lambda_scale (free
+beams and frames of 600 to 22 000 DOFs). It is set to exactly 0.0 and marked in ``rigid``;
+these modes are M-orthonormalised among themselves. A FlexmbWarning is given when an elastic
+eigenvalue lies within a factor 100 of that threshold (rigid and elastic modes not cleanly
+separated, e.g. a very soft pendulum on a very stiff, finely meshed structure); a negative
+omega^2 (an unstable state: beyond buckling, an inverted pendulum) is kept and warned about.
+
+Normalisation and sign: every mode is mass-normalised, ``phi^T M phi = 1``, and its entry of
+largest magnitude is positive (of entries equal in size to 1e-6, the first in DOF order).
+Modes of the symmetric problem are M- and K-orthogonal: the computed vectors are finished by a
+Rayleigh-Ritz step on their span (about a small shift the shift-invert eigenvalues lose digits
+when K is singular; the projected problem's are exact to round-off).
+
+Participation factors (Clough & Penzien, Dynamics of Structures, 1975): ``Gamma_ka = phi_k^T M r_a`` with r_a the unit
+translation of every free node along axis a; effective masses ``Gamma_ka^2`` (kg). Summed over
+all modes of a model without joints they equal ``r_a^T M r_a``, the mass that moves with the
+free DOFs (``total_mass``).
+"""
+from __future__ import annotations
+
+import functools
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import scipy.linalg as sla
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+from flexmb.assembly import Assembly
+from flexmb.checks import FlexmbWarning, _check_assembly, _state_vector, integer, keywords_listed, real
+from flexmb.model import Model, ModelError
+from flexmb.results import ModelLayout, ModeShapes
+
+#: shift of the shift-invert solvers, -SHIFT * lambda_scale (see the module docstring): small, so
+#: that the lowest modes stay well separated after the inversion, but not tiny, because the
+#: vectors of a free-free model lose about eps / SHIFT to the near-singular K - sigma M (a free
+#: frame: 1e-7 at 1e-10, 7e-12 at 1e-6; the first 20 modes of the benchmark tower, whose lowest
+#: omega^2 is 1e-9 lambda_scale, took 10 s at 1e-10 and 12 s at 1e-6)
+SHIFT = 1e-6
+#: eigenvalues with |omega^2| <= RIGID_TOL * lambda_scale are zero (rigid-body or mechanism modes)
+RIGID_TOL = 1e-13
+#: an eigenvalue above INFINITE * lambda_scale is the "infinite" one of a massless DOF
+INFINITE = 1e6
+#: residual of the equilibrium at u_pre (relative to the force scale) accepted as round-off
+EQUILIBRIUM_TOL = 1e-7
+
+
+@dataclass
+class SystemMatrices:
+    """Stiffness and mass of small oscillations about (u_pre, load_factor), on the free DOFs.
+
+    ``K`` (tangent incl. geometric and load stiffness and the constraint Hessian term) and ``M``
+    are csc (n_free, n_free), ``free`` the global DOF index of each row (``asm.dofs.free``);
+    ``basis`` is None without joints, else the orthonormal null-space basis (n_free, n_free - r)
+    of the constraint Jacobian C[:, free] (r its rank); ``lagrange`` the joint multipliers (n_c,)
+    (empty without joints).
+    """
+
+    K: sp.csc_matrix
+    M: sp.csc_matrix
+    free: np.ndarray
+    basis: np.ndarray | None = None
+    lagrange: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    u_pre: np.ndarray | None = None
+    load_factor: float = 0.0
+
+    @property
+    def n_unknowns(self) -> int:
+        """Number of independent coordinates: n_free, or the null-space dimension with joints."""
+        return self.K.shape[0] if self.basis is None else self.basis.shape[1]
+
+    def reduced(self) -> tuple[np.ndarray | sp.csc_matrix, np.ndarray | sp.csc_matrix]:
+        """(B^T K B, B^T M B) on the constraint null space (dense), or (K, M) without joints."""
+        if self.basis is None:
+            return self.K, self.M
+        B = self.basis
+        return B.T @ (self.K @ B), B.T @ (self.M @ B)
+
+
+@keywords_listed
+def system_matrices(asm: Assembly | Model, u_pre: np.ndarray | None = None, load_factor: float = 0.0
+                    ) -> SystemMatrices:
+    """K, M (and the constraint null space) of small oscillations about (u_pre, load_factor); see
+    the module docstring. ``asm`` is an Assembly (or a Model, assembled here).
+
+    Raises ModelError if u_pre is not an equilibrium at load_factor: after the best (least
+    squares) joint multipliers the residual must be round-off (EQUILIBRIUM_TOL relative to the
+    force scale); the message names the DOF with the largest residual.
+    """
+    if isinstance(asm, Model):
+        asm = Assembly(asm)
+    elif not isinstance(asm, Assembly):
+        raise ModelError(f"system_matrices: need a flexmb.Assembly or Model, got {type(asm).__name__}")
+    _check_assembly(asm, "system_matrices")
+    u = _state_vector(asm, u_pre, "system_matrices: u_pre")
+    u = np.zeros(asm.n_dof) if u is None else u.copy()
+    factor = real(load_factor, "system_matrices: load_factor")
+    free = asm.dofs.free
+    r, k_data, scale = asm.static_residual(u, factor)
+    K = asm.free_matrix(k_data)
+    M = asm.free_matrix(asm.mass_data_at(u))
+    residual = r[free]
+    basis, lagrange = None, np.zeros(0)
+    if asm.constraints is not None:
+        ct = asm.constraints.evaluate(u, factor, np.zeros(asm.constraints.n))
+        C = ct.C.tocsc()[:, free]
+        _check_constraints(asm, ct.phi, factor)
+        # C^T lambda = f - q = -r on the free DOFs, in the least-squares sense
+        lagrange = np.linalg.lstsq(C.T.toarray(), -residual, rcond=None)[0]
+        residual = residual + C.T @ lagrange
+        scale = max(scale, float(np.linalg.norm(C.T @ lagrange)))
+        K = K + asm.constraints.evaluate(u, factor, lagrange).K.tocsc()[free][:, free]
+        basis = sla.null_space(C.toarray()) if C.shape[0] else np.eye(free.size)
+    # the unloaded reference state is an equilibrium: its residual q(0) is round-off with no force scale to
+    # compare it with (inclined 3D beams give ~1e-9 N), so only a given u_pre or a load factor is checked
+    if u_pre is not None or factor != 0.0:
+        _check_equilibrium(asm, residual, scale, factor, asm.constraints is not None)
+    return SystemMatrices(K.tocsc(), M.tocsc(), free, basis, lagrange, u, factor)
+
+
+def _check_constraints(asm: Assembly, phi: np.ndarray, factor: float) -> None:
+    """ModelError if u_pre violates a joint's constraint equations."""
+    size = asm.model.characteristic_length
+    if phi.size and np.abs(phi).max() > 1e-6 * size:
+        i = int(np.argmax(np.abs(phi)))
+        cs = asm.constraints
+        joint = next(j.name for j, rows in zip(cs.joints, cs.joint_rows) if rows.start <= i < rows.stop)
+        raise ModelError(f"natural modes: u_pre violates joint {joint!r} at load factor {factor:.6g} (its "
+                         f"constraint equation is off by {phi[i]:.3g} m or rad); start from a state that "
+                         "satisfies the joints (flexmb.consistent_initial_state) or from the reference state")
+
+
+def _check_equilibrium(asm: Assembly, residual: np.ndarray, scale: float, factor: float, joints: bool) -> None:
+    """ModelError naming the worst DOF if the residual is above round-off."""
+    if residual.size == 0:
+        return
+    worst = int(np.argmax(np.abs(residual)))
+    if abs(residual[worst]) <= EQUILIBRIUM_TOL * scale or not np.any(residual):
+        return
+    dof = asm.dofs.label(int(asm.dofs.free[worst]))
+    with_joints = " after the best joint multipliers" if joints else ""
+    remedy = ("pass an equilibrium state of the mechanism at this load factor" if joints else
+              f"compute u_pre with flexmb.load_control(..., [{factor:.6g}]) at this load factor")
+    raise ModelError(f"natural modes: u_pre is not an equilibrium at load factor {factor:.6g}: the residual "
+                     f"force{with_joints} is {residual[worst]:.3g} at {dof} (force scale {scale:.3g}); "
+                     f"{remedy}, or take the modes of the unloaded structure (load_factor=0, u_pre=None)")
+
+
+@dataclass
+class NaturalModes:
+    """Natural modes, lowest first (see the module docstring).
+
+    eigenvalues : omega^2 (n,), rad^2/s^2, ascending; rigid-body ones exactly 0.0.
+    modes : (n, n_dof) full DOF vectors, phi^T M phi = 1, zero at fixed and prescribed DOFs.
+    rigid : (n,) bool, the zero-frequency (rigid-body or mechanism) modes.
+    participation_factors : (n, dim) Gamma_ka = phi_k^T M r_a (kg^1/2).
+    total_mass : (dim,) r_a^T M r_a (kg), what the effective masses add up to over all modes.
+    complex_eigenvalues : omega^2 of complex pairs (flutter) of a non-symmetric K, not in modes.
+    assembly : the Assembly the modes were computed on (not saved with :meth:`save`).
+    """
+
+    eigenvalues: np.ndarray
+    modes: np.ndarray
+    rigid: np.ndarray
+    participation_factors: np.ndarray
+    total_mass: np.ndarray
+    u_pre: np.ndarray
+    load_factor: float = 0.0
+    layout: ModelLayout | None = None
+    complex_eigenvalues: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=complex))
+    assembly: Assembly | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def omega(self) -> np.ndarray:
+        """Circular frequencies (n,), rad/s; a negative omega^2 (an unstable mode) gives -sqrt(|omega^2|)."""
+        return np.sign(self.eigenvalues) * np.sqrt(np.abs(self.eigenvalues))
+
+    @property
+    def frequencies_hz(self) -> np.ndarray:
+        """Frequencies omega / (2 pi) (n,), Hz (negative for unstable modes, as ``omega``)."""
+        return self.omega / (2.0 * np.pi)
+
+    @property
+    def effective_masses(self) -> np.ndarray:
+        """Effective modal masses Gamma_ka^2 (n, dim), kg."""
+        return self.participation_factors ** 2
+
+    @property
+    def modal_masses(self) -> np.ndarray:
+        """Modal masses (n,) of the modes as drawn in :meth:`mode_shapes` (largest nodal translation
+        1 m): 1 / s_k^2 with s_k the largest translation of the mass-normalised mode (kg)."""
+        layout = self.layout
+        trans = layout.translations()
+        size = np.linalg.norm(self.modes[:, trans], axis=2).max(axis=1)
+        size = np.where(size > 0, size, np.abs(self.modes).max(axis=1))
+        return 1.0 / size ** 2
+
+    @property
+    def n_rigid(self) -> int:
+        return int(np.count_nonzero(self.rigid))
+
+    def mode_shapes(self) -> ModeShapes:
+        """The modes as a :class:`~flexmb.results.ModeShapes` result labelled by frequency (Hz),
+        for plots, renders, result files and ParaView export."""
+        return ModeShapes.from_modes(self.layout, self.frequencies_hz, self.modes, self.u_pre, "frequency (Hz)")
+
+    def save(self, path: str | Path, overwrite: bool = False) -> Path:
+        """Write the modes to a result file (HDF5, kind "modes"); an existing file only with ``overwrite``."""
+        return self.mode_shapes().save(path, overwrite)
+
+    def table(self) -> str:
+        """Text table: mode, frequency (Hz), omega (rad/s), effective masses per axis (kg)."""
+        axes = "xyz"[:self.participation_factors.shape[1]]
+        head = f"{'mode':>4} {'f (Hz)':>12} {'omega (rad/s)':>14} " + " ".join(
+            f"{'m_eff,' + a + ' (kg)':>13}" for a in axes)
+        rows = [head]
+        for k, (f, w, m) in enumerate(zip(self.frequencies_hz, self.omega, self.effective_masses)):
+            tag = " rigid" if self.rigid[k] else ""
+            rows.append(f"{k + 1:>4} {f:>12.6g} {w:>14.6g} " + " ".join(f"{x:>13.5g}" for x in m) + tag)
+        return "\n".join(rows)
+
+
+@keywords_listed
+def natural_modes(model: Model | Assembly, n_modes: int = 6, u_pre: np.ndarray | None = None,
+                  load_factor: float = 0.0, dense_limit: int = 500) -> NaturalModes:
+    """The n_modes lowest natural modes of the model (see the module docstring).
+
+    Parameters
+    ----------
+    model : the model, or its Assembly.
+    n_modes : number of modes (>= 1, at most the number of free DOFs, or with joints of
+        independent coordinates).
+    u_pre, load_factor : the equilibrium state (n_dof,) and its load factor, e.g. the last state
+        of :func:`~flexmb.analysis.statics.load_control`; default the unloaded reference state
+        (load factor 0: no gravity, no loads). A pendulum or a structure stiffened by its own
+        weight needs ``load_factor=1`` (gravity on); u_pre = None is then the reference state,
+        which must be an equilibrium (a hanging pendulum is).
+    dense_limit : up to this many unknowns the dense LAPACK solver is used, else ARPACK.
+
+    Returns a :class:`NaturalModes`. Raises :class:`~flexmb.model.ModelError` for bad
+    arguments, a model without free DOFs or without mass on them, more modes than independent
+    coordinates, or a u_pre that is not an equilibrium at load_factor.
+    """
+    asm = model if isinstance(model, Assembly) else Assembly(model)
+    _check_assembly(asm, "natural_modes")
+    n_modes = integer(n_modes, "natural_modes: n_modes", low=1)
+    u_pre = _state_vector(asm, u_pre, "natural_modes: u_pre")
+    load_factor = real(load_factor, "natural_modes: load_factor")
+    dense_limit = integer(dense_limit, "natural_modes: dense_limit", low=0)
+    if asm.n_free == 0:
+        raise ModelError("natural_modes: the model has no free DOF (every DOF is fixed or prescribed)")
+    system = system_matrices(asm, u_pre, load_factor)
+    if not np.any(system.M.data):
+        raise ModelError("natural_modes: the model has no mass on its free DOFs; give element groups a density "
+                         "(rho_A), or add point masses or rigid bodies")
+    n = system.n_unknowns
+    if n == 0:
+        raise ModelError("natural_modes: the joints lock every free DOF (the constraint null space is empty); "
+                         "the model cannot vibrate")
+    if n_modes > n:
+        where = "independent coordinates (free DOFs minus independent joint constraints)" \
+            if system.basis is not None else "free DOFs"
+        raise ModelError(f"natural_modes: n_modes = {n_modes} is more than the model's {n} {where}")
+    K, M = system.reduced()
+    scale = eigenvalue_scale(K, M)
+    # the null-space projection with joints is dense: solve it densely at any size
+    dense = n <= dense_limit or not sp.issparse(K)
+    values, vectors, complex_values = _lowest_eigenpairs(K, M, n_modes, dense, scale)
+    if complex_values.size:
+        shown = ", ".join(f"{z:.4g}" for z in complex_values[:4])
+        warnings.warn(f"natural_modes: the tangent is not symmetric and {complex_values.size} complex pair(s) "
+                      f"of omega^2 were found ({shown}): flutter, the state is dynamically unstable; they are "
+                      "not returned as modes (see NaturalModes.complex_eigenvalues)", FlexmbWarning, stacklevel=3)
+    if values.size < n_modes and complex_values.size == 0:
+        raise ModelError(f"natural_modes: only {values.size} modes have a finite frequency, {n_modes} were "
+                         "asked for: the other DOFs have no mass (e.g. lumped beams without rho_I)")
+    if system.basis is not None:
+        vectors = system.basis @ vectors
+    return _natural_modes(asm, system, values, vectors, complex_values, scale)
+
+
+def _natural_modes(asm: Assembly, system: SystemMatrices, values: np.ndarray, vectors: np.ndarray,
+                   complex_values: np.ndarray, scale: float) -> NaturalModes:
+    """Classify rigid modes, normalise, and fill the result."""
+    M = system.M
+    rigid = np.abs(values) <= RIGID_TOL * scale
+    unsure = ~rigid & (np.abs(values) <= 100.0 * RIGID_TOL * scale)
+    if np.any(unsure):
+        k = int(np.flatnonzero(unsure)[0])
+        warnings.warn(f"natural_modes: mode {k + 1} (omega^2 = {values[k]:.4g}) is close to the round-off level of "
+                      f"zero eigenvalues ({RIGID_TOL * scale:.3g}): rigid-body and elastic modes are not cleanly "
+                      "separated; it is kept as an elastic mode", FlexmbWarning, stacklevel=4)
+    values = np.where(rigid, 0.0, values)
+    # mass normalisation (the symmetric solvers' vectors are M-orthonormal already)
+    vectors = vectors / np.sqrt(np.einsum("ik,ik->k", vectors, M @ vectors))
+    free = system.free
+    translations, rotations = _unit_motions(asm)
+    Mr = M @ translations[free]
+    if np.any(rigid):
+        vectors[:, rigid] = _ordered_rigid_modes(_loewdin(vectors[:, rigid], M), Mr, rotations[free])
+    # sign: the entry of largest magnitude positive; of entries equal in size to round-off (a
+    # symmetric structure) the first in DOF order, so that the sign does not depend on the solver
+    size = np.abs(vectors)
+    top = np.argmax(size >= (1.0 - 1e-6) * size.max(axis=0), axis=0)
+    vectors = vectors * np.sign(vectors[top, np.arange(vectors.shape[1])])
+    if np.any(values < 0):
+        k = int(np.flatnonzero(values < 0)[0])
+        warnings.warn(f"natural_modes: mode {k + 1} has omega^2 = {values[k]:.4g} < 0: the state is unstable "
+                      f"(beyond a buckling load, or an inverted pendulum); its omega is reported negative",
+                      FlexmbWarning, stacklevel=4)
+    modes = np.zeros((values.size, asm.n_dof))
+    modes[:, free] = vectors.T
+    return NaturalModes(values, modes, rigid, vectors.T @ Mr, np.einsum("ia,ia->a", translations[free], Mr),
+                        system.u_pre, system.load_factor, ModelLayout.from_assembly(asm), complex_values, asm)
+
+
+def _unit_motions(asm: Assembly) -> tuple[np.ndarray, np.ndarray]:
+    """Unit translation of every node along each axis (n_dof, dim), and unit rotation of every
+    node carrying rotations about each rotation axis (n_dof, 1 in 2D or 3 in 3D)."""
+    dim, dofs = asm.model.dim, asm.dofs
+    translations = np.zeros((asm.n_dof, dim))
+    translations[dofs.translations(), np.arange(dim)] = 1.0
+    n_rot = 1 if dim == 2 else 3
+    nodes = np.flatnonzero(dofs.has_rotations)
+    rotations = np.zeros((asm.n_dof, n_rot))
+    rotations[dofs.first[nodes][:, None] + dim + np.arange(n_rot), np.arange(n_rot)] = 1.0
+    return translations, rotations
+
+
+def _ordered_rigid_modes(rigid: np.ndarray, Mr: np.ndarray, rotations: np.ndarray) -> np.ndarray:
+    """The zero-frequency modes (n_free, n_r), M-orthonormal, turned within their space so that
+    they come in a fixed order: the first moves only along x (it has no participation in y, z),
+    the next has no x participation, ... then those without translation participation ordered
+    the same way by their nodal rotations. The QR factor Q of G = [Phi_r^T M r_a, Phi_r^T
+    rot_b] gives Q^T G upper triangular; Phi_r Q stays M-orthonormal. This makes the result
+    independent of the solver (ARPACK's random start) up to sign."""
+    G = np.c_[rigid.T @ Mr, rigid.T @ rotations]
+    Q = np.linalg.qr(G, mode="complete")[0]
+    return rigid @ Q
+
+
+def eigenvalue_scale(K: np.ndarray | sp.spmatrix, M: np.ndarray | sp.spmatrix) -> float:
+    """lambda_scale = max_i K_ii / M_ii over the DOFs with mass (rad^2/s^2): the largest
+    Rayleigh quotient of a unit vector, a lower bound of the largest eigenvalue and usually
+    within a small factor of it; 1.0 if K has no diagonal (then every mode is a zero mode)."""
+    k, m = np.abs(K.diagonal()), M.diagonal()
+    massive = m > 0
+    ratio = float(np.max(k[massive] / m[massive], initial=0.0))
+    return ratio if ratio > 0 else 1.0
+
+
+def _loewdin(V: np.ndarray, M) -> np.ndarray:
+    """M-orthonormal basis V S^-1/2 (S = V^T M V) of the span of V, the closest to V."""
+    S = V.T @ (M @ V)
+    w, Q = np.linalg.eigh(0.5 * (S + S.T))
+    return V @ (Q / np.sqrt(w)) @ Q.T
+
+
+def _lowest_eigenpairs(K, M, k: int, dense: bool, scale: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The k lowest finite real eigenpairs of K phi = lambda M phi (ascending), and the complex
+    eigenvalues met among them (non-symmetric K); scale is lambda_scale."""
+    n = K.shape[0]
+    sym = _is_symmetric(K)
+    M = 0.5 * (M + M.T)
+    K = 0.5 * (K + K.T) if sym else K
+    shift = -SHIFT * scale
+    if dense or k >= n - 1:
+        Kd = K.toarray() if sp.issparse(K) else np.asarray(K)
+        Md = M.toarray() if sp.issparse(M) else np.asarray(M)
+        if sym:
+            try:
+                mu, V = sla.eigh(Md, Kd - shift * Md, subset_by_index=[max(n - k, 0), n - 1])
+            except np.linalg.LinAlgError:                 # K - sigma M not positive definite: K indefinite
+                lam, V = sla.eig(Kd, Md)
+            else:
+                with np.errstate(divide="ignore"):
+                    lam = shift + 1.0 / mu
+        else:
+            lam, V = sla.eig(Kd, Md)
+        found = _finite_real(lam, V, k, scale)
+    else:
+        if sp.issparse(K):
+            K, M = K.tocsc(), M.tocsc()
+            solve = spla.splu((K - shift * M).tocsc(), permc_spec="MMD_AT_PLUS_A").solve
+        else:                   # the dense matrices of a model with joints, on the constraint null space
+            solve = functools.partial(sla.lu_solve, sla.lu_factor(K - shift * M))
+        opinv = spla.LinearOperator((n, n), matvec=solve, dtype=float)
+        solver = spla.eigsh if sym else spla.eigs
+        wanted = k
+        while True:             # complex pairs (non-symmetric K) take places: ask for more
+            lam, V = solver(K, k=min(wanted, n - 2), M=M, sigma=shift, which="LM", OPinv=opinv)
+            found = _finite_real(lam, V, k, scale)
+            if found[0].size >= k or wanted >= n - 2:
+                break
+            wanted += 2 * max(found[2].size, 1)
+    return _rayleigh_ritz(K, M, *found) if sym else found
+
+
+def _rayleigh_ritz(K, M, lam: np.ndarray, V: np.ndarray, complex_values: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Eigenpairs re-solved on the span of the computed vectors: ``(V^T K V) y = lambda (V^T M V) y``,
+    ``phi = V y``, ascending.
+
+    About a small shift, ``K - sigma M`` of a free-free model is nearly singular and the
+    shift-invert eigenvalues sigma + 1/mu lose digits, and ARPACK's vectors of close
+    eigenvalues mix slightly; the projected problem gives the best pairs in their span
+    (Rayleigh quotients, exact to round-off, errors quadratic in the vectors' errors) and
+    M-orthogonal vectors.
+    """
+    if V.shape[1] == 0:
+        return lam, V, complex_values
+    # einsum, not BLAS: right after ARPACK (scipy's OpenBLAS) the tall-skinny products in numpy's
+    # OpenBLAS stalled for seconds on a shared 2-core machine (two spinning thread pools)
+    Kp, Mp = np.einsum("ik,il->kl", V, K @ V), np.einsum("ik,il->kl", V, M @ V)
+    values, Y = sla.eigh(0.5 * (Kp + Kp.T), 0.5 * (Mp + Mp.T))
+    return values, np.einsum("ik,kl->il", V, Y), complex_values
+
+
+def _finite_real(lam: np.ndarray, V: np.ndarray, k: int, scale: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Drop infinite (massless) eigenvalues, split off complex pairs, sort, keep the k lowest
+    real ones and the complex ones (one of each conjugate pair) up to the largest of them."""
+    lam = np.asarray(lam)
+    finite = np.isfinite(lam) & (np.abs(lam) < INFINITE * scale)
+    lam, V = lam[finite], V[:, finite]
+    is_complex = np.abs(np.imag(lam)) > 1e-8 * np.maximum(np.abs(lam), RIGID_TOL * scale)
+    complex_values = lam[is_complex]
+    lam, V = np.real(lam[~is_complex]), np.real(V[:, ~is_complex])
+    order = np.argsort(lam)[:k]
+    top = np.abs(lam[order]).max(initial=0.0) if order.size == k else np.inf
+    complex_values = complex_values[(np.imag(complex_values) > 0) & (np.abs(complex_values) <= top)]
+    return lam[order], V[:, order], np.sort_complex(complex_values)
+
+
+def _is_symmetric(K: Any) -> bool:
+    """Symmetric to round-off (relative 1e-10 in the Frobenius norm)."""
+    if sp.issparse(K):
+        diff, size = spla.norm(K - K.T), spla.norm(K)
+    else:
+        diff, size = np.linalg.norm(K - K.T), np.linalg.norm(K)
+    return bool(diff <= 1e-10 * size)
