@@ -63,6 +63,7 @@ import scipy.sparse.linalg as spla
 from flexmb.assembly import Assembly
 from flexmb.checks import ModelError
 from flexmb.cms.design import DesignVariable
+from flexmb.cms.reduction import shifted_eigh
 from flexmb.cms.sensitivity import ModalBase
 
 #: full models with at most this many unknowns are re-analysed by a dense solver (above it
@@ -384,17 +385,15 @@ def _shifted_eigh(A: np.ndarray, B: np.ndarray, sigma: float | None, what: str, 
         ratio = np.diag(A) / np.where(np.diag(B) > 0, np.diag(B), np.inf)
         positive = ratio[ratio > 1e-9 * max(float(ratio.max(initial=0.0)), 1e-300)]
         sigma = float(positive.min()) if positive.size else 1.0
-    size = A.shape[0]
     try:
-        mu, X = sla.eigh(B, A + sigma * B, subset_by_index=[size - n, size - 1])
+        lam, X = shifted_eigh(A, B, sigma, n)
     except np.linalg.LinAlgError:
         raise ModelError(f"{what}: the modified stiffness is not positive semi-definite (a modulus or spring "
                          "reduced below zero?)") from None
-    if np.any(mu <= 1e-12 * mu.max(initial=0.0)):          # mu = 0: a massless direction (infinite lambda)
-        raise ModelError(f"{what}: only {np.count_nonzero(mu > 1e-12 * mu.max(initial=0.0))} of the {n} modes "
-                         "asked for have mass (massless DOFs, e.g. lumped beams without rho_I)")
-    mu, X = mu[::-1], X[:, ::-1]
-    return 1.0 / mu - sigma, X / np.sqrt(mu)[None, :]
+    if lam.size < n:                                     # a massless direction (infinite lambda) among them
+        raise ModelError(f"{what}: only {lam.size} of the {n} modes asked for have mass (massless DOFs, e.g. "
+                         "lumped beams without rho_I)")
+    return lam, X
 
 
 def _full_modes(mb: ModalBase, Z: np.ndarray) -> np.ndarray:

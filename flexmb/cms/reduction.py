@@ -168,14 +168,18 @@ def craig_bampton(component: Component, n_modes: int | None = None, cutoff_hz: f
     return ReducedBasis(component, "craig-bampton", np.hstack([Psi, Phi_i]), lam[keep], 0, None)
 
 
-def shifted_eigh(K: np.ndarray, M: np.ndarray, sigma: float) -> tuple[np.ndarray, np.ndarray]:
-    """All finite eigenpairs of K x = lambda M x (K, M dense symmetric, K + sigma M positive
-    definite): ascending eigenvalues (k,) and mass-normalised vectors (n, k), from the symmetric
-    definite problem M x = mu (K + sigma M) x, lambda = 1/mu - sigma. Directions without mass
-    (mu at round-off, e.g. rotations of a lumped mass) are infinite eigenvalues and dropped.
-    Low eigenvalues are accurate to about eps (lambda + sigma)^2 / (sigma lambda): choose sigma
-    near the lowest elastic eigenvalue."""
-    mu, X = sla.eigh(M, K + sigma * M)
+def shifted_eigh(K: np.ndarray, M: np.ndarray, sigma: float, n: int | None = None
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """All finite eigenpairs (or the n lowest) of K x = lambda M x (K, M dense symmetric,
+    K + sigma M positive definite, else numpy.linalg.LinAlgError): ascending eigenvalues (k,) and
+    mass-normalised vectors (size, k), from the symmetric definite problem
+    M x = mu (K + sigma M) x, lambda = 1/mu - sigma. Directions without mass (mu at round-off,
+    e.g. rotations of a lumped mass) are infinite eigenvalues and dropped. Low eigenvalues are
+    accurate to about eps (lambda + sigma)^2 / (sigma lambda): choose sigma near the lowest
+    elastic eigenvalue."""
+    size = K.shape[0]
+    subset = None if n is None else [size - n, size - 1]
+    mu, X = sla.eigh(M, K + sigma * M, subset_by_index=subset)
     finite = mu > 1e-12 * mu.max(initial=0.0)
     mu, X = mu[finite][::-1], X[:, finite][:, ::-1]
     return 1.0 / mu - sigma, X / np.sqrt(mu)[None, :]
