@@ -195,3 +195,18 @@ def test_bad_input(full, cms) -> None:
         inverse_modification(modes, [point_mass(N_EL), stiffness_scale("q1")], 0, f1, weights=[1, 0], assembly=asm)
     with pytest.raises(fm.ModelError, match="acts on no component"):
         reanalyse(cms, {stiffness_scale("roof"): 0.1})
+
+
+@pytest.mark.parametrize("method", ["forward", "reanalyse"])
+def test_modified_modes_are_mode_shapes_with_the_baseline_sign(method, full, cms) -> None:
+    """mode_shapes() draws the modified modes on the parent model, each with the sign of the
+    baseline mode it follows (positive projection), so before/after pictures do not flip."""
+    change = {density_scale("q4"): 0.5}
+    for base, baseline in ((full[1], full[1].modes), (cms, cms.modes(6).full_modes())):
+        run = forward_modification if method == "forward" else reanalyse
+        modified = run(base, change, n_modes=4)
+        shapes = modified.mode_shapes()
+        assert len(shapes.u) == 4 and shapes.meta["what"] == "frequency (Hz)"
+        np.testing.assert_allclose(shapes.parameter, modified.frequencies_hz)
+        projections = np.einsum("kd,kd->k", modified.modes, baseline[modified.tracking])
+        assert np.all(projections > 0), projections

@@ -65,6 +65,7 @@ from flexmb.checks import ModelError
 from flexmb.cms.design import DesignVariable
 from flexmb.cms.reduction import shifted_eigh
 from flexmb.cms.sensitivity import ModalBase
+from flexmb.results import ModelLayout, ModeShapes
 
 #: full models with at most this many unknowns are re-analysed by a dense solver (above it
 #: ARPACK's shift-invert is faster: 4-9x at 2000 DOFs of a beam frame, benchmarks/bench_cms.py)
@@ -92,6 +93,10 @@ class ModifiedModes:
         modification: largest |c_k|; re-analysis: largest MAC with the baseline shapes).
     method : ``"linear equivalent"``, ``"CMS re-analysis"`` or ``"full re-analysis"``.
     coefficients : (n_Z, n) c on the baseline modes Z (linear equivalent only).
+    layout : the parent model's layout (None for components without a parent model).
+
+    Each mode's sign is that of the baseline mode it follows (positive projection on it), so
+    before/after pictures do not flip.
     """
 
     eigenvalues: np.ndarray
@@ -100,6 +105,16 @@ class ModifiedModes:
     tracking: np.ndarray
     method: str
     coefficients: np.ndarray | None = None
+    layout: ModelLayout | None = None
+
+    def mode_shapes(self) -> ModeShapes:
+        """The modified modes as a :class:`~flexmb.results.ModeShapes` result labelled by frequency
+        (Hz), for pictures, result files and ParaView, like the baseline's."""
+        if self.layout is None:
+            raise ModelError("ModifiedModes.mode_shapes: the components have no parent model to draw the modes on "
+                             "(build them with components_from_groups or Component.from_model(..., parent=))")
+        return ModeShapes.from_modes(self.layout, self.frequencies_hz, self.modes, np.zeros(self.layout.n_dof),
+                                     "frequency (Hz)")
 
     @property
     def frequencies_hz(self) -> np.ndarray:
@@ -193,9 +208,11 @@ def forward_modification(base: Any, changes: dict[DesignVariable, float], n_mode
     lam, C = _small_eigen(A, B, "forward_modification")
     n = Z.size if n_modes is None else _count(n_modes, Z.size, "forward_modification: n_modes")
     lam, C = lam[:n], C[:, :n]
-    tracking = Z[np.argmax(np.abs(C), axis=0)]
+    dominant = np.argmax(np.abs(C), axis=0)
+    C = C * np.sign(C[dominant, np.arange(n)])                              # same sign as the followed mode
+    tracking = Z[dominant]
     modes = _full_modes(mb, Z) @ C                                         # (n_dof, n)
-    return ModifiedModes(lam, modes.T, mb.eigenvalues[tracking], tracking, "linear equivalent", C)
+    return ModifiedModes(lam, modes.T, mb.eigenvalues[tracking], tracking, "linear equivalent", C, _layout(mb))
 
 
 def reanalyse(base: Any, changes: dict[DesignVariable, float], n_modes: int = 6,
@@ -210,8 +227,9 @@ def reanalyse(base: Any, changes: dict[DesignVariable, float], n_modes: int = 6,
     modes = _full_modes(new, np.arange(new.n)).T                           # (n, n_dof)
     old = _full_modes(mb, np.arange(mb.n)).T
     tracking = np.argmax(_mac(modes, old), axis=1)
+    modes = modes * np.where(np.einsum("kd,kd->k", modes, old[tracking]) < 0.0, -1.0, 1.0)[:, None]
     method = "CMS re-analysis" if mb.kind == "cms" else "full re-analysis"
-    return ModifiedModes(lam, modes, mb.eigenvalues[tracking], tracking, method)
+    return ModifiedModes(lam, modes, mb.eigenvalues[tracking], tracking, method, layout=_layout(mb))
 
 
 # ----------------------------------------------------------------- inverse
@@ -405,6 +423,13 @@ def _full_modes(mb: ModalBase, Z: np.ndarray) -> np.ndarray:
     out = np.zeros((mb.assembly.n_dof, Z.size))
     out[mb.assembly.dofs.free] = mb.vectors[:, Z]
     return out
+
+
+def _layout(mb: ModalBase) -> ModelLayout | None:
+    """The layout modes are drawn on: the parent model's (None for stand-alone components)."""
+    if mb.kind == "cms":
+        return mb.base.layout if mb.base.parent is not None else None
+    return mb.base.layout
 
 
 def _mac(a: np.ndarray, b: np.ndarray) -> np.ndarray:
