@@ -2,8 +2,10 @@
 
 The sparsity pattern of the free-free block (CSC) is computed once per model, with the
 position of every element-matrix entry in its data array; each Newton iteration then only
-refills the values with one ``np.bincount`` per element group. Vectors are assembled over all
-DOFs, so reactions at prescribed DOFs come out of the same residual.
+refills the values, one compiled scatter per element group (:mod:`flexmb.compiled.scatter`),
+and the Jacobian handed to Newton is one CSC matrix object whose data array is swapped
+(:meth:`Assembly.jacobian_matrix`), not a new scipy.sparse object per iteration. Vectors are
+assembled over all DOFs, so reactions at prescribed DOFs come out of the same residual.
 
 Spatial rotations (3D nodes with rotations): the DOF vector holds each node's rotation vector;
 increments are spins composed on the left (:meth:`Assembly.update`), or Cayley parameters for
@@ -19,7 +21,22 @@ import scipy.sparse as sp
 from flexmb.dofs import DofMap
 from flexmb.model import ROTATION_NAMES, Model, ModelError
 from flexmb.multibody.constraints import ConstraintSystem
-from flexmb.rotations import cayley, cayley_from_matrix, compose, exp_map, log_map, skew
+from flexmb.rotations import (cayley_between, cayley_compose, cayley_from_matrix, compose, exp_map, rotated_inertia,
+                              skew)
+
+
+#: the compiled scatter and sparse products (:mod:`flexmb.compiled.scatter`,
+#: :mod:`flexmb.compiled.sparse_ops`): imported with the first Assembly, so that ``import flexmb``
+#: does not import numba and the methods called per Newton iteration find them without an import
+_scatter = _sparse_ops = None
+
+
+def _import_compiled() -> None:
+    global _scatter, _sparse_ops
+    if _scatter is None:
+        from flexmb.compiled import scatter, sparse_ops
+
+        _scatter, _sparse_ops = scatter, sparse_ops
 
 
 def _node_blocks(first: np.ndarray, per_node: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -37,6 +54,7 @@ class Assembly:
     """Model -> DOF map -> batched kernels -> global vectors and sparse matrices."""
 
     def __init__(self, model: Model) -> None:
+        _import_compiled()
         self.model = model
         self.dofs = DofMap(model)
         self.groups = list(model.groups)
@@ -46,11 +64,31 @@ class Assembly:
         self._build_pattern()
         self._setup_rotations()
         self._build_mass()
-        self._prescribed_slots = [(int(np.searchsorted(self.dofs.prescribed, self.dofs.index(n, d))), pv)
-                                  for (n, d), pv in model.prescribed.items()]
-        self._load_slots = [(self.dofs.index(ld.node, ld.dof), ld) for ld in model.loads]
-        self._gravity_field = np.zeros(self.n_dof)
-        self._gravity_field[self.dofs.translations()] = model.gravity[None, :]
+        # prescribed values and loads: the constant ones are summed once here, only functions of
+        # time are called per step (a clamp or a constant force costs nothing in the step loop)
+        slots = [(int(np.searchsorted(self.dofs.prescribed, self.dofs.index(n, d))), pv)
+                 for (n, d), pv in model.prescribed.items()]
+        self._prescribed_functions = [(i, pv) for i, pv in slots if callable(pv.value)]
+        self._prescribed_constants = np.zeros(self.dofs.prescribed.size)     # (n_p,) at load factor / time 1
+        for i, pv in slots:
+            if not callable(pv.value):
+                self._prescribed_constants[i] = pv.at(1.0, statics=True)
+        load_slots = [(self.dofs.index(ld.node, ld.dof), ld) for ld in model.loads]
+        self._load_functions = [(i, ld) for i, ld in load_slots if callable(ld.value)]
+        gravity_field = np.zeros(self.n_dof)
+        gravity_field[self.dofs.translations()] = model.gravity[None, :]
+        #: the constant dead loads (n_dof,): the weight of the constant mass M g and the constant
+        #: nodal loads, N and N m (in statics at load factor 1)
+        self._constant_loads = self.mass @ gravity_field
+        for i, ld in load_slots:
+            if not callable(ld.value):
+                self._constant_loads[i] += ld.at(1.0, statics=True)
+        self._mid_point_dead_loads: tuple[tuple[float, float], np.ndarray] | None = None
+        #: mask (n_p,) of the prescribed DOFs that a time step sets to their prescribed value: all
+        #: but spatial rotations, which can only be fixed and stay so through zero spins
+        self.prescribed_by_value = ~np.isin(self.dofs.prescribed, self.rotation_dofs)
+        #: the model's characteristic length (m), the length scale of Newton's tolerances
+        self.characteristic_length = model.characteristic_length
         #: the joints' constraint equations, None without joints
         self.constraints = ConstraintSystem(model.joints, self.dofs) if model.joints else None
         #: (group index, kernels) of the groups with a configuration-dependent mass
@@ -58,6 +96,7 @@ class Assembly:
                                      if (k := g.configuration_mass(X)) is not None]
         # their weight is not in the constant mass matrix: it is a configuration-dependent load
         self._weighed_configuration_masses = bool(self.configuration_masses) and bool(np.any(model.gravity))
+        self._setup_directors()
 
     @property
     def configuration_loads(self) -> bool:
@@ -87,8 +126,13 @@ class Assembly:
         all_keys = np.concatenate(keys + [diag * nf + diag, fc[ok] * nf + fr[ok]])
         unique, inverse = np.unique(all_keys, return_inverse=True)
         splits = np.cumsum([k.size for k in keys])
-        self._entry_positions = np.split(inverse, splits)[:-1]             # data index per valid entry
-        self._entry_sources = sources                                      # flat index into (n_el, ne, ne)
+        #: per group: the data index of every element-matrix entry, (n_el, ne, ne), -1 where its
+        #: row or column is prescribed (the compiled scatter's map)
+        self._entry_maps = []
+        for ed, src, pos in zip(self._edofs, sources, np.split(inverse, splits)[:-1]):
+            entry_map = np.full(ed.shape[0] * ed.shape[1] ** 2, -1, dtype=np.int64)
+            entry_map[src] = pos
+            self._entry_maps.append(entry_map.reshape(ed.shape + ed.shape[1:]))
         first_diag = splits[-1] if len(splits) else 0
         self._diag_positions = inverse[first_diag:first_diag + nf]
         self.nnz = unique.size
@@ -96,12 +140,24 @@ class Assembly:
         self._indices = (unique % nf).astype(np.int32)
         self._indptr = np.concatenate([[0], np.cumsum(np.bincount(unique // nf, minlength=nf))]).astype(np.int32)
         self.n_free = nf
+        self._jacobian: sp.csc_matrix | None = None
 
-    def matrix_data(self, element_matrices: list[np.ndarray]) -> np.ndarray:
-        """Values (nnz,) of the free-free block from element matrices (n_el, ne, ne) per group."""
+    def matrix_data(self, element_matrices: list[np.ndarray], out: np.ndarray | None = None) -> np.ndarray:
+        """Values (nnz,) of the free-free block from element matrices (n_el, ne, ne) per group;
+        with ``out`` (nnz,) they are added into it (e.g. onto a scheme's mass term), which is
+        returned."""
+        data = np.zeros(self.nnz) if out is None else out
+        for Ke, entry_map in zip(element_matrices, self._entry_maps):
+            _scatter.scatter_matrix(data, Ke, entry_map)
+        return data
+
+    def reference_matrix_data(self, element_matrices: list[np.ndarray]) -> np.ndarray:
+        """Reference of :meth:`matrix_data` (the specification the compiled scatter is tested
+        against): one ``np.bincount`` per group over the entries that lie in the pattern."""
         data = np.zeros(self.nnz)
-        for Ke, pos, src in zip(element_matrices, self._entry_positions, self._entry_sources):
-            data += np.bincount(pos, weights=Ke.reshape(-1)[src], minlength=self.nnz)
+        for Ke, entry_map in zip(element_matrices, self._entry_maps):
+            valid = entry_map.ravel() >= 0
+            data += np.bincount(entry_map.ravel()[valid], weights=Ke.reshape(-1)[valid], minlength=self.nnz)
         return data
 
     def block_data(self, rows: np.ndarray, cols: np.ndarray, blocks: np.ndarray) -> np.ndarray:
@@ -120,15 +176,30 @@ class Assembly:
             raise ValueError("block_data: an entry lies outside the sparsity pattern")
         return np.bincount(pos, weights=blocks.ravel()[valid], minlength=self.nnz)
 
+    def add_director_diagonal(self, data: np.ndarray, values: np.ndarray) -> None:
+        """Add ``values`` (n_d,) to the diagonal entries of the director DOFs (:attr:`director_dofs`)
+        in the data array (nnz,), prescribed ones dropped."""
+        data[self._director_diagonal] += values[self._director_free]
+
     def free_matrix(self, data: np.ndarray) -> sp.csc_matrix:
-        """Free-free sparse matrix on the fixed pattern."""
+        """Free-free sparse matrix on the fixed pattern (a new object)."""
         return sp.csc_matrix((data, self._indices, self._indptr), shape=(self.n_free, self.n_free))
+
+    def jacobian_matrix(self, data: np.ndarray) -> sp.csc_matrix:
+        """The free-free matrix with values ``data`` (nnz,) as one CSC object kept by the
+        assembly: only its data array is replaced (building a scipy.sparse matrix checks its
+        arrays and costs more than a small model's whole Newton iteration). The object changes
+        with the next call; copy it to keep it."""
+        if self._jacobian is None:
+            self._jacobian = self.free_matrix(data)
+        self._jacobian.data = data
+        return self._jacobian
 
     def vector(self, element_vectors: list[np.ndarray]) -> np.ndarray:
         """Global vector (n_dof,) from element vectors (n_el, ne) per group."""
         out = np.zeros(self.n_dof)
         for fe, ed in zip(element_vectors, self._edofs):
-            out += np.bincount(ed.ravel(), weights=fe.ravel(), minlength=self.n_dof)
+            _scatter.scatter_vector(out, fe, ed)
         return out
 
     # -------------------------------------------------------- spatial rotations
@@ -169,7 +240,7 @@ class Assembly:
         out = u0 + d
         rd = self.rotation_dofs
         if rd.size:
-            out[rd] = log_map(cayley(d[rd]) @ exp_map(u0[rd]))
+            out[rd] = cayley_compose(d[rd], u0[rd])
         return out
 
     def cayley_increment(self, u0: np.ndarray, u1: np.ndarray) -> np.ndarray:
@@ -177,8 +248,7 @@ class Assembly:
         d = u1 - u0
         rd = self.rotation_dofs
         if rd.size:
-            R0, R1 = exp_map(u0[rd]), exp_map(u1[rd])
-            d[rd] = cayley_from_matrix(R1 @ R0.transpose(0, 2, 1))
+            d[rd] = cayley_between(u0[rd], u1[rd])
         return d
 
     def rotation_matrices(self, u: np.ndarray) -> np.ndarray:
@@ -188,11 +258,41 @@ class Assembly:
     def rotary_block_data(self, blocks: np.ndarray) -> np.ndarray:
         """Values (nnz,) of 3x3 blocks (n_r, 3, 3) on the rotation DOFs of each rotating node."""
         rd = self.rotation_dofs
-        return self.block_data(rd, rd, blocks) if rd.size else np.zeros(self.nnz)
+        if not rd.size:
+            return np.zeros(self.nnz)
+        if getattr(self, "_rotary_slots", None) is None:
+            # data position of every kept block entry, found once as in :meth:`block_data`
+            fpos = self.dofs.free_position
+            r = np.broadcast_to(fpos[rd][:, :, None], blocks.shape).ravel()
+            c = np.broadcast_to(fpos[rd][:, None, :], blocks.shape).ravel()
+            entries = np.flatnonzero((r >= 0) & (c >= 0))
+            self._rotary_slots = (np.searchsorted(self._keys, c[entries] * self.n_free + r[entries]), entries)
+        positions, entries = self._rotary_slots
+        return np.bincount(positions, weights=blocks.ravel()[entries], minlength=self.nnz)
 
     def gather(self, u: np.ndarray) -> list[np.ndarray]:
         """Element DOF vectors (n_el, ne) per group from a global vector (n_dof,)."""
         return [u[ed] for ed in self._edofs]
+
+    def _setup_directors(self) -> None:
+        """Rotation DOFs of the nodes of cubic-mass (director) elements and their constant rotary
+        inertia: the mid-point scheme integrates their inertia in director form, with a stretch
+        rate per DOF (:mod:`flexmb.elements.hermite_mass2d`)."""
+        nodes = np.unique(np.concatenate([self.groups[i].connectivity.ravel() for i, _ in self.configuration_masses]
+                                         or [np.zeros(0, dtype=np.int64)]))
+        #: rotation DOFs of the nodes of cubic-mass elements (n_d,)
+        self.director_dofs = (self.dofs.first[nodes] + 2).astype(np.int64)
+        M = self.mass[self.director_dofs] if nodes.size else None
+        if M is not None and M.nnz != np.count_nonzero(M[:, self.director_dofs].diagonal()):
+            raise ModelError("a mass couples the rotation of a node of a cubic-mass beam with other DOFs; "
+                             "the director form of the mid-point inertia needs a diagonal rotary inertia there")
+        #: their constant rotary inertia (n_d,), kg m^2 (beams' rho_I, point inertias, bodies)
+        self.director_inertia = self.mass.diagonal()[self.director_dofs]
+        fp = self.dofs.free_position[self.director_dofs]
+        self._director_free = fp >= 0
+        self._director_diagonal = self._diag_positions[fp[self._director_free]]
+        # per cubic-mass group: the rotation DOFs of its elements' nodes (n_el, 2)
+        self._director_columns = {i: self._edofs[i][:, [2, 5]] for i, _ in self.configuration_masses}
 
     # -------------------------------------------------------------------- mass
     def _build_mass(self) -> None:
@@ -225,21 +325,42 @@ class Assembly:
         self.mass_data = self.matrix_data(element_masses)
         self.mass_data[self._diag_positions] += point[self.dofs.free]
 
+    def mass_times(self, v: np.ndarray) -> np.ndarray:
+        """M v (n_dof,) with the constant mass matrix, v (n_dof,) (compiled CSR product)."""
+        return _sparse_ops.csr_matvec(self.mass.indptr, self.mass.indices, self.mass.data, v)
+
+    def free_norm(self, x: np.ndarray) -> float:
+        """Euclidean norm of x (n_dof,) over the free DOFs."""
+        return float(_sparse_ops.free_norm(x, self.dofs.free))
+
+    def scaled_mass_data(self, factor: float) -> np.ndarray:
+        """factor times the constant mass data (nnz,), a new array (a scheme's Jacobian starts
+        from it and the element tangents are scattered onto it)."""
+        return factor * self.mass_data
+
     # ----------------------------------------------------------------- physics
     def internal_force(self, u: np.ndarray) -> np.ndarray:
         """Internal force q(u) (n_dof,)."""
         return self.vector([g.internal_force(X, ue) for g, X, ue in zip(self.groups, self._X, self.gather(u))])
 
-    def force_and_tangent(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Internal force (n_dof,) and tangent data (nnz,) of the free-free block."""
-        out = [g.force_and_tangent(X, ue) for g, X, ue in zip(self.groups, self._X, self.gather(u))]
-        return self.vector([o[0] for o in out]), self.matrix_data([o[1] for o in out])
+    def force_and_tangent(self, u: np.ndarray, out: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Internal force (n_dof,) and tangent data (nnz,) of the free-free block (added into
+        ``out`` (nnz,) if given)."""
+        res = [g.force_and_tangent(X, ue) for g, X, ue in zip(self.groups, self._X, self.gather(u))]
+        return self.vector([o[0] for o in res]), self.matrix_data([o[1] for o in res], out)
 
-    def mid_point_force_and_tangent(self, u0: np.ndarray, u1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Energy-conserving mid-point force (n_dof,) and its derivative w.r.t. u1 (nnz,)."""
-        out = [g.mid_point_force_and_tangent(X, a, b)
+    def mid_point_force(self, u0: np.ndarray, u1: np.ndarray) -> np.ndarray:
+        """Energy-conserving mid-point force (n_dof,) alone (the elements' residual-only kernels)."""
+        return self.vector([g.mid_point_force(X, a, b)
+                            for g, X, a, b in zip(self.groups, self._X, self.gather(u0), self.gather(u1))])
+
+    def mid_point_force_and_tangent(self, u0: np.ndarray, u1: np.ndarray, out: np.ndarray | None = None
+                                    ) -> tuple[np.ndarray, np.ndarray]:
+        """Energy-conserving mid-point force (n_dof,) and its derivative w.r.t. u1 (nnz,) (added
+        into ``out`` (nnz,) if given)."""
+        res = [g.mid_point_force_and_tangent(X, a, b)
                for g, X, a, b in zip(self.groups, self._X, self.gather(u0), self.gather(u1))]
-        return self.vector([o[0] for o in out]), self.matrix_data([o[1] for o in out])
+        return self.vector([o[0] for o in res]), self.matrix_data([o[1] for o in res], out)
 
     def static_residual(self, u: np.ndarray, lam: float) -> tuple[np.ndarray, np.ndarray, float]:
         """Statics at load factor lam: ``r = q(u) - f(lam, u)`` (n_dof,), dr/du data (nnz,) and the
@@ -290,8 +411,8 @@ class Assembly:
 
     def _dead_loads(self, t: float, statics: bool) -> np.ndarray:
         """Nodal loads and the weight of the constant mass (n_dof,), N and N m."""
-        f = self.mass @ self._gravity_field * (t if statics else 1.0)
-        for i, load in self._load_slots:
+        f = self._constant_loads * (t if statics else 1.0)
+        for i, load in self._load_functions:
             f[i] += load.at(t, statics)
         return f
 
@@ -302,9 +423,9 @@ class Assembly:
         f, data = np.zeros(self.n_dof), np.zeros(self.nnz)
         for i, kernels in self.configuration_masses:
             F, dF = kernels.gravity_force(u[self._edofs[i]], g)
-            f += self._group_vector(i, F)
+            self._add_group_vector(f, i, F)
             if tangent:
-                data += self._group_matrix_data(i, dF)
+                self._add_group_matrix_data(data, i, dF)
         return (f, data) if tangent else f
 
     def mid_point_external_force(self, t0: float, t1: float, u0: np.ndarray, u1: np.ndarray
@@ -317,15 +438,21 @@ class Assembly:
             load = self._vector_loads[0]
             raise ModelError(f"{load.kind} load at node {load.node}: configuration-dependent nodal loads "
                              "are supported in statics and buckling only, not yet in time integration")
-        f = 0.5 * (self._dead_loads(t0, False) + self._dead_loads(t1, False))
+        # the same for every Newton iteration of a step: kept (read-only) for the step
+        if self._mid_point_dead_loads is None or self._mid_point_dead_loads[0] != (t0, t1):
+            dead = 0.5 * (self._dead_loads(t0, False) + self._dead_loads(t1, False))
+            dead.flags.writeable = False
+            self._mid_point_dead_loads = ((t0, t1), dead)
+        f = self._mid_point_dead_loads[1]
         if not self._weighed_configuration_masses:
             return f, None
+        f = f.copy()
         data = np.zeros(self.nnz)
         for i, kernels in self.configuration_masses:
             ed = self._edofs[i]
             F, dF = kernels.mid_point_gravity(u0[ed], u1[ed], self.model.gravity)
-            f += self._group_vector(i, F)
-            data += self._group_matrix_data(i, dF)
+            self._add_group_vector(f, i, F)
+            self._add_group_matrix_data(data, i, dF)
         return f, data
 
     def _vector_load_terms(self, u: np.ndarray, t: float, statics: bool):
@@ -366,8 +493,8 @@ class Assembly:
 
     def prescribed_values(self, t: float, statics: bool = False) -> np.ndarray:
         """Values of the prescribed DOFs (n_p,) in the order of ``dofs.prescribed``."""
-        values = np.zeros(self.dofs.prescribed.size)
-        for i, pv in self._prescribed_slots:
+        values = self._prescribed_constants * (t if statics else 1.0)
+        for i, pv in self._prescribed_functions:
             values[i] = pv.at(t, statics)
         return values
 
@@ -378,27 +505,31 @@ class Assembly:
     # ------------------------------------------------------ energy, momentum
     def spatial_inertia(self, u: np.ndarray) -> np.ndarray:
         """Rotary inertia of the rotating 3D nodes in the current orientation, R J R^T (n_r, 3, 3)."""
-        R = self.rotation_matrices(u)
-        return R @ self.rotary_inertia @ R.transpose(0, 2, 1)
+        return rotated_inertia(u[self.rotation_dofs], self.rotary_inertia)
 
     # ------------------------------------------- configuration-dependent mass
-    def _group_vector(self, i: int, fe: np.ndarray) -> np.ndarray:
-        return np.bincount(self._edofs[i].ravel(), weights=fe.ravel(), minlength=self.n_dof)
+    def _add_group_vector(self, out: np.ndarray, i: int, fe: np.ndarray) -> None:
+        """out (n_dof,) += the element vectors fe (n_el, ne) of group i."""
+        _scatter.scatter_vector(out, fe, self._edofs[i])
 
-    def _group_matrix_data(self, i: int, Ke: np.ndarray) -> np.ndarray:
-        return np.bincount(self._entry_positions[i], weights=Ke.reshape(-1)[self._entry_sources[i]],
-                           minlength=self.nnz)
+    def _add_group_matrix_data(self, data: np.ndarray, i: int, Ke: np.ndarray) -> None:
+        """data (nnz,) += the element matrices Ke (n_el, ne, ne) of group i."""
+        _scatter.scatter_matrix(data, Ke, self._entry_maps[i])
 
-    def mid_point_inertia(self, u0: np.ndarray, u1: np.ndarray, v0: np.ndarray, dt: float
-                          ) -> tuple[np.ndarray, np.ndarray]:
+    def mid_point_inertia(self, u0: np.ndarray, u1: np.ndarray, v0: np.ndarray, stretch0: np.ndarray, dt: float,
+                          tangent: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
         """Energy-conserving inertia force (n_dof,) of the configuration-dependent masses over a
-        step and its derivative w.r.t. u1, data (nnz,)."""
-        f, data = np.zeros(self.n_dof), np.zeros(self.nnz)
+        step (director form, with the stretch rates ``stretch0`` (n_dof,) at t_n, see
+        :mod:`flexmb.elements.hermite_mass2d`) and its derivative w.r.t. u1, data (nnz,) (None
+        without ``tangent``)."""
+        f = np.zeros(self.n_dof)
+        data = np.zeros(self.nnz) if tangent else None
         for i, kernels in self.configuration_masses:
             ed = self._edofs[i]
-            F, J = kernels.mid_point_inertia(u0[ed], u1[ed], v0[ed], dt)
-            f += self._group_vector(i, F)
-            data += self._group_matrix_data(i, J)
+            F, J = kernels.mid_point_inertia(u0[ed], u1[ed], v0[ed], stretch0[self._director_columns[i]], dt, tangent)
+            if tangent:
+                self._add_group_matrix_data(data, i, J)
+            self._add_group_vector(f, i, F)
         return f, data
 
     def end_point_inertia(self, u: np.ndarray, v: np.ndarray, a: np.ndarray) -> np.ndarray:
@@ -406,7 +537,7 @@ class Assembly:
         f = np.zeros(self.n_dof)
         for i, kernels in self.configuration_masses:
             ed = self._edofs[i]
-            f += self._group_vector(i, kernels.end_point_force(u[ed], v[ed], a[ed]))
+            self._add_group_vector(f, i, kernels.end_point_force(u[ed], v[ed], a[ed]))
         return f
 
     def end_point_inertia_tangent(self, u: np.ndarray, v: np.ndarray, a: np.ndarray, dv_du: float,
@@ -424,14 +555,14 @@ class Assembly:
                 e[:, j] = h
                 J[:, :, j] = (kernels.end_point_force(ue + e, ve + dv_du * e, ae + da_du * e)
                               - kernels.end_point_force(ue - e, ve - dv_du * e, ae - da_du * e)) / (2.0 * h)
-            data += self._group_matrix_data(i, J)
+            self._add_group_matrix_data(data, i, J)
         return data
 
     def configuration_mass_data(self, u: np.ndarray) -> np.ndarray:
         """M(u) of the configuration-dependent masses, data (nnz,)."""
         data = np.zeros(self.nnz)
         for i, kernels in self.configuration_masses:
-            data += self._group_matrix_data(i, kernels.mass_matrix(u[self._edofs[i]]))
+            self._add_group_matrix_data(data, i, kernels.mass_matrix(u[self._edofs[i]]))
         return data
 
     def mass_data_at(self, u: np.ndarray | None = None) -> np.ndarray:
@@ -444,15 +575,21 @@ class Assembly:
             data = data + self.rotary_block_data(self.spatial_inertia(u))
         return data
 
-    def kinetic_energy(self, v: np.ndarray, u: np.ndarray | None = None) -> float:
+    def kinetic_energy(self, v: np.ndarray, u: np.ndarray | None = None, stretch: np.ndarray | None = None
+                       ) -> float:
         """Kinetic energy (J); u is needed when 3D nodes carry rotary inertia or a mass depends
-        on the configuration."""
-        T = 0.5 * float(v @ (self.mass @ v))
+        on the configuration. ``stretch`` (n_dof,): the director stretch rates of the mid-point
+        scheme's state (:attr:`director_dofs`), whose kinetic energy counts too."""
+        T = 0.5 * float(v @ self.mass_times(v))
         if self.configuration_masses:
             if u is None:
                 raise ValueError("kinetic_energy: the model has configuration-dependent masses, pass u")
-            T += sum(float(k.kinetic_energy(u[self._edofs[i]], v[self._edofs[i]]).sum())
-                     for i, k in self.configuration_masses)
+            for i, k in self.configuration_masses:
+                ed = self._edofs[i]
+                s = None if stretch is None else stretch[self._director_columns[i]]
+                T += k.energy_and_angular_momentum(u[ed], v[ed], s)[0]
+            if stretch is not None:
+                T += 0.5 * float(self.director_inertia @ stretch[self.director_dofs]**2)
         if self.rotation_nodes.size and np.any(self.rotary_inertia):
             if u is None:
                 raise ValueError("kinetic_energy: the model has spatial rotary inertia, pass u")
@@ -464,18 +601,23 @@ class Assembly:
         """Current nodal positions (n_nodes, dim)."""
         return self.model.coordinates + u[self.dofs.translations()]
 
-    def angular_momentum(self, u: np.ndarray, v: np.ndarray) -> np.ndarray:
-        """Angular momentum about the origin: (1,) in 2D, (3,) in 3D, kg m^2/s."""
+    def angular_momentum(self, u: np.ndarray, v: np.ndarray, stretch: np.ndarray | None = None) -> np.ndarray:
+        """Angular momentum about the origin: (1,) in 2D, (3,) in 3D, kg m^2/s (``stretch`` as in
+        :meth:`kinetic_energy`)."""
         p = self.mass @ v
         x = self.positions(u)
         pt = p[self.dofs.translations()]                                   # (n_nodes, dim)
         if self.model.dim == 2:
             rot = self.dofs.first[self.dofs.has_rotations] + 2
             L = np.array([np.sum(x[:, 0] * pt[:, 1] - x[:, 1] * pt[:, 0]) + p[rot].sum()])
-            L += sum(float(k.angular_momentum(u[self._edofs[i]], v[self._edofs[i]]).sum())
-                     for i, k in self.configuration_masses)
+            for i, k in self.configuration_masses:
+                ed = self._edofs[i]
+                s = None if stretch is None else stretch[self._director_columns[i]]
+                L += k.energy_and_angular_momentum(u[ed], v[ed], s)[1]
         else:
-            L = np.cross(x, pt).sum(axis=0)
+            # sum of x x p, written out (np.cross costs more than the rest of this method)
+            L = np.array([x[:, 1] @ pt[:, 2] - x[:, 2] @ pt[:, 1], x[:, 2] @ pt[:, 0] - x[:, 0] @ pt[:, 2],
+                          x[:, 0] @ pt[:, 1] - x[:, 1] @ pt[:, 0]])
             if self.rotation_nodes.size:
                 L += np.einsum("nij,nj->i", self.spatial_inertia(u), v[self.rotation_dofs])
         return L

@@ -1,6 +1,6 @@
 """The ``flexmb`` command.
 
-    flexmb [--traceback] validate [CASE ...] [--quick] [--out DIR] [--report DIR] [--cases-dir DIR]
+    flexmb [--traceback] validate [CASE ...] [--quick] [--out DIR] [--report DIR] [--cases-dir DIR] [--jobs N]
     flexmb validate --list
     flexmb info RESULT                       what a result file holds, and its run log
     flexmb render RESULT [--out FILE] [--step K | --steps A:B:C] [--color Q] [--every N] [--fps F] [--force]
@@ -151,6 +151,7 @@ def _validate(args: argparse.Namespace) -> int:
     matplotlib.use("Agg")                                   # files only, no display needed
     from flexmb.validation import discover_cases, run_cases
     from flexmb.validation.registry import load_module
+    from flexmb.validation.runner import default_jobs
 
     try:
         if args.list:
@@ -160,7 +161,7 @@ def _validate(args: argparse.Namespace) -> int:
             return 0
         out = args.out or args.report or "validation-results"
         failed = run_cases(args.cases, quick=args.quick, out_dir=out, cases_dir=args.cases_dir,
-                           report_dir=args.report)
+                           report_dir=args.report, jobs=args.jobs or default_jobs())
     except KeyError as exc:                                 # unknown case names
         raise CommandError(exc.args[0]) from None
     return EXIT_FAILED if failed else 0
@@ -292,6 +293,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="also write DIR/index.md and DIR/index.html with the summary and every figure")
     val.add_argument("--list", action="store_true", help="list the available cases and exit")
     val.add_argument("--cases-dir", default=None, metavar="DIR", help="folder with the case scripts")
+    val.add_argument("--jobs", "-j", type=_positive_int, default=None, metavar="N",
+                     help="run the cases in N worker processes (default: the number of cores; 1: one after "
+                          "the other in this process); the table and the report are the same for every N")
     val.set_defaults(func=_validate)
 
     info = sub.add_parser("info", parents=[common], help="summary and run log of a result file")

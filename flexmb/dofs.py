@@ -50,6 +50,7 @@ class DofMap:
         self.has_rotations = has_rot
         self.first = np.concatenate([[0], np.cumsum(ndof)[:-1]]).astype(np.int64)
         self.n_dof = int(ndof.sum())
+        self._translations: np.ndarray | None = None
         self._names = [model.dof_names(bool(r)) for r in has_rot]
 
         explicit = {self.index(n, d) for n, d in model.prescribed}
@@ -83,5 +84,9 @@ class DofMap:
         return idx.reshape(group.n_elements, -1)                       # (n_el, nn * per_node)
 
     def translations(self) -> np.ndarray:
-        """Global indices of the translations, (n_nodes, dim)."""
-        return self.first[:, None] + np.arange(self.model.dim)[None, :]
+        """Global indices of the translations, (n_nodes, dim) (read-only, computed once: it is
+        asked for at every recorded step)."""
+        if self._translations is None:
+            self._translations = self.first[:, None] + np.arange(self.model.dim)[None, :]
+            self._translations.setflags(write=False)
+        return self._translations

@@ -33,6 +33,11 @@ class Progress:
                              bar_format="{desc} {percentage:5.1f}%|{bar}| {n:.4g}/{total:.4g} "
                                         + unit + " [{elapsed}<{remaining}] {postfix}")
 
+    @property
+    def enabled(self) -> bool:
+        """Whether the bar is shown (callers skip formatting their details when it is not)."""
+        return self._bar is not None
+
     def update(self, done: float, **info: object) -> None:
         """Advance to ``done``; ``info`` (e.g. dt, Newton iterations) is shown after the bar."""
         if self._bar is None:

@@ -482,6 +482,8 @@ class TimeHistory(Result):
     (n_dof,), energies in J: ``kinetic``, ``strain``, ``work`` (of loads and support reactions
     since t0) and ``total = kinetic + strain - work`` (constant for a conservative exact
     solution), ``angular_momentum`` (1,) in 2D or (3,) in 3D, ``newton_iterations``; with
+    cubic-mass beams in the mid-point scheme the director stretch rates ``stretch`` (n_dof,, in
+    1/s, see :mod:`flexmb.elements.hermite_mass2d`; their kinetic energy is in ``kinetic``); with
     joints the Lagrange multipliers (n_c,), their force on the DOFs ``constraint_force``
     (n_dof,), ``constraint_residual`` max |Phi| (m or rad), and
     per joint the force (n_joints, dim) and moment (n_joints, 3 or 1) it exerts on its side B
@@ -494,7 +496,7 @@ class TimeHistory(Result):
     parameter_name = "t"
     SERIES = ("t", "u", "v", "a", "reactions", "kinetic", "strain", "work", "angular_momentum",
               "newton_iterations", "multipliers", "constraint_force", "constraint_residual", "joint_forces",
-              "joint_moments")
+              "joint_moments", "stretch")
 
     def __init__(self, scheme: str, dt: float, layout: ModelLayout | None = None) -> None:
         super().__init__(layout, scheme=scheme, dt=float(dt))
@@ -512,10 +514,11 @@ class TimeHistory(Result):
             moments = np.array([m for _, m in reactions])
             constraint_force = s.constraint_force
         self._append({"t": s.t, "u": s.u, "v": s.v, "a": s.a, "reactions": s.reaction,
-                      "kinetic": asm.kinetic_energy(s.v, s.u), "strain": asm.strain_energy(s.u),
-                      "work": s.work, "angular_momentum": asm.angular_momentum(s.u, s.v),
+                      "kinetic": asm.kinetic_energy(s.v, s.u, s.stretch), "strain": asm.strain_energy(s.u),
+                      "work": s.work, "angular_momentum": asm.angular_momentum(s.u, s.v, s.stretch),
                       "newton_iterations": iterations, "multipliers": s.lam, "constraint_force": constraint_force,
-                      "constraint_residual": residual, "joint_forces": forces, "joint_moments": moments},
+                      "constraint_residual": residual, "joint_forces": forces, "joint_moments": moments,
+                      "stretch": np.zeros(0) if s.stretch is None else s.stretch},
                      asm.element_outputs(s.u))
 
     def joint_reaction(self, joint: str | int) -> tuple[np.ndarray, np.ndarray]:

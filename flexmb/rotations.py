@@ -1,8 +1,15 @@
 """Finite rotations in 3D: rotation vectors, quaternions, Cayley parameters and their tangents.
 
-Used by the 3D beam, the time integrators and (later) rigid bodies. Every function is batched
+Used by the 3D beam, the time integrators, rigid bodies and joints. Every function is batched
 over leading axes: a rotation vector has shape (..., 3), a rotation matrix (..., 3, 3), a
 quaternion (..., 4) with the scalar part first, ``[q0, q1, q2, q3]``.
+
+The maps the Newton iterations call (:func:`exp_map`, :func:`tangent_operator`, :func:`log_map`,
+:func:`compose`, :func:`cayley`, :func:`cayley_from_matrix`, :func:`cayley_resolvent` and the
+fused :func:`cayley_compose`, :func:`cayley_between`, :func:`rotated_inertia`) run compiled
+kernels (:mod:`flexmb.compiled.rotations`, imported on first use); their numpy specifications are
+the ``reference_*`` functions here, against which ``tests/test_compiled_rotations.py`` checks
+them. :func:`skew`, :func:`axial` and the quaternion functions stay numpy.
 
 Conventions
 -----------
@@ -52,19 +59,21 @@ def _coefficients(theta: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray
     return a, b, c
 
 
-def exp_map(psi: np.ndarray) -> np.ndarray:
-    """Rotation matrix exp(hat(psi)) (Rodrigues); (..., 3) -> (..., 3, 3)."""
+def reference_exp_map(psi: np.ndarray) -> np.ndarray:
+    """Rotation matrix exp(hat(psi)) (Rodrigues); (..., 3) -> (..., 3, 3). Specification of
+    :func:`exp_map` (compiled), kept for its tests."""
     psi = np.asarray(psi, dtype=float)
     a, b, _ = _coefficients(np.linalg.norm(psi, axis=-1))
     S = skew(psi)
     return np.eye(3) + a[..., None, None] * S + b[..., None, None] * (S @ S)
 
 
-def tangent_operator(psi: np.ndarray) -> np.ndarray:
+def reference_tangent_operator(psi: np.ndarray) -> np.ndarray:
     """T(psi) with ``d exp(hat(psi)) exp(hat(psi))^T = hat(T(psi) dpsi)``; (..., 3) -> (..., 3, 3).
 
     ``T = I + (1 - cos t)/t^2 hat(psi) + (t - sin t)/t^3 hat(psi)^2``, t = |psi|; singular at
-    t = 2 pi, which is why rotations are stored as principal values.
+    t = 2 pi, which is why rotations are stored as principal values. Specification of
+    :func:`tangent_operator` (compiled), kept for its tests.
     """
     psi = np.asarray(psi, dtype=float)
     _, b, c = _coefficients(np.linalg.norm(psi, axis=-1))
@@ -132,13 +141,15 @@ def matrix_to_quaternion(R: np.ndarray) -> np.ndarray:
     return q / np.linalg.norm(q, axis=-1, keepdims=True)
 
 
-def log_map(R: np.ndarray) -> np.ndarray:
-    """Principal rotation vector (|psi| <= pi) of a rotation matrix; (..., 3, 3) -> (..., 3)."""
+def reference_log_map(R: np.ndarray) -> np.ndarray:
+    """Principal rotation vector (|psi| <= pi) of a rotation matrix; (..., 3, 3) -> (..., 3).
+    Specification of :func:`log_map` (compiled), kept for its tests."""
     return quaternion_to_vector(matrix_to_quaternion(R))
 
 
-def compose(spin: np.ndarray, psi: np.ndarray) -> np.ndarray:
-    """Principal rotation vector of ``exp(hat(spin)) exp(hat(psi))``; (..., 3) each -> (..., 3)."""
+def reference_compose(spin: np.ndarray, psi: np.ndarray) -> np.ndarray:
+    """Principal rotation vector of ``exp(hat(spin)) exp(hat(psi))``; (..., 3) each -> (..., 3).
+    Specification of :func:`compose` (compiled), kept for its tests."""
     return quaternion_to_vector(quaternion_multiply(quaternion_from_vector(spin), quaternion_from_vector(psi)))
 
 
@@ -161,12 +172,90 @@ def unwrap(psi: np.ndarray) -> np.ndarray:
     return psi
 
 
-def cayley(w: np.ndarray) -> np.ndarray:
-    """Rotation matrix of Cayley parameters w; (..., 3) -> (..., 3, 3)."""
+def reference_cayley(w: np.ndarray) -> np.ndarray:
+    """Rotation matrix of Cayley parameters w; (..., 3) -> (..., 3, 3). Specification of
+    :func:`cayley` (compiled), kept for its tests."""
     w = np.asarray(w, dtype=float)
     S = skew(w)
     f = 4.0 / (4.0 + np.sum(w * w, -1))
     return np.eye(3) + f[..., None, None] * (S + 0.5 * S @ S)
+
+
+def reference_cayley_from_matrix(R: np.ndarray) -> np.ndarray:
+    """Cayley parameters of a rotation by less than pi: ``w = 4 axial(R) / (1 + tr R)``.
+
+    A half turn gives infinite parameters (no warning); callers treat them as a failed iterate.
+    Specification of :func:`cayley_from_matrix` (compiled), kept for its tests.
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return 4.0 * axial(R) / (1.0 + np.trace(R, axis1=-2, axis2=-1))[..., None]
+
+
+def reference_cayley_resolvent(w: np.ndarray) -> np.ndarray:
+    """G(w) = (I - hat(w)/2)^-1 = (I + hat(w)/2 + w w^T / 4) / (1 + |w|^2 / 4); (..., 3) -> (..., 3, 3).
+
+    For ``e_{n+1} = cay(w) e_n``: ``d e_{n+1} = -G(w) hat(e_m) dw`` with e_m the average of e_n and
+    e_{n+1}. Specification of :func:`cayley_resolvent` (compiled), kept for its tests.
+    """
+    w = np.asarray(w, dtype=float)
+    ww = w[..., :, None] * w[..., None, :]
+    with np.errstate(invalid="ignore", over="ignore"):
+        return (np.eye(3) + 0.5 * skew(w) + 0.25 * ww) / (1.0 + 0.25 * np.sum(w * w, -1))[..., None, None]
+
+
+# ------------------------------------------------------------------ compiled (public) maps
+_compiled = None
+
+
+def _kernels():
+    """flexmb.compiled.rotations, imported on first use (numba stays out of ``import flexmb``)."""
+    global _compiled
+    if _compiled is None:
+        from flexmb.compiled import rotations
+        _compiled = rotations
+    return _compiled
+
+
+def _batched(kernel, x: np.ndarray, tail_in: int, tail_out: tuple[int, ...]) -> np.ndarray:
+    """Apply a kernel on (n, *tail_in) arrays to x (..., *tail_in) -> (..., *tail_out)."""
+    x = np.ascontiguousarray(x, dtype=float)
+    lead = x.shape[:x.ndim - tail_in]
+    return kernel(x.reshape((-1,) + x.shape[x.ndim - tail_in:])).reshape(lead + tail_out)
+
+
+def exp_map(psi: np.ndarray) -> np.ndarray:
+    """Rotation matrix exp(hat(psi)) (Rodrigues); (..., 3) -> (..., 3, 3)."""
+    return _batched(_kernels().exp_map_batch, psi, 1, (3, 3))
+
+
+def tangent_operator(psi: np.ndarray) -> np.ndarray:
+    """T(psi) with ``d exp(hat(psi)) exp(hat(psi))^T = hat(T(psi) dpsi)``; (..., 3) -> (..., 3, 3).
+
+    ``T = I + (1 - cos t)/t^2 hat(psi) + (t - sin t)/t^3 hat(psi)^2``, t = |psi|; singular at
+    t = 2 pi, which is why rotations are stored as principal values.
+    """
+    return _batched(_kernels().tangent_operator_batch, psi, 1, (3, 3))
+
+
+def log_map(R: np.ndarray) -> np.ndarray:
+    """Principal rotation vector (|psi| <= pi) of a rotation matrix; (..., 3, 3) -> (..., 3)."""
+    return _batched(_kernels().log_map_batch, R, 2, (3,))
+
+
+def compose(spin: np.ndarray, psi: np.ndarray) -> np.ndarray:
+    """Principal rotation vector of ``exp(hat(spin)) exp(hat(psi))``; (..., 3) each -> (..., 3)."""
+    spin, psi = np.asarray(spin, dtype=float), np.asarray(psi, dtype=float)
+    if spin.shape != psi.shape:
+        spin, psi = np.broadcast_arrays(spin, psi)
+    lead = psi.shape[:-1]
+    out = _kernels().compose_batch(np.ascontiguousarray(spin).reshape(-1, 3),
+                                   np.ascontiguousarray(psi).reshape(-1, 3))
+    return out.reshape(lead + (3,))
+
+
+def cayley(w: np.ndarray) -> np.ndarray:
+    """Rotation matrix of Cayley parameters w; (..., 3) -> (..., 3, 3)."""
+    return _batched(_kernels().cayley_batch, w, 1, (3, 3))
 
 
 def cayley_from_matrix(R: np.ndarray) -> np.ndarray:
@@ -174,8 +263,7 @@ def cayley_from_matrix(R: np.ndarray) -> np.ndarray:
 
     A half turn gives infinite parameters (no warning); callers treat them as a failed iterate.
     """
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return 4.0 * axial(R) / (1.0 + np.trace(R, axis1=-2, axis2=-1))[..., None]
+    return _batched(_kernels().cayley_from_matrix_batch, R, 2, (3,))
 
 
 def cayley_resolvent(w: np.ndarray) -> np.ndarray:
@@ -184,7 +272,26 @@ def cayley_resolvent(w: np.ndarray) -> np.ndarray:
     For ``e_{n+1} = cay(w) e_n``: ``d e_{n+1} = -G(w) hat(e_m) dw`` with e_m the average of e_n and
     e_{n+1}.
     """
-    w = np.asarray(w, dtype=float)
-    ww = w[..., :, None] * w[..., None, :]
-    with np.errstate(invalid="ignore", over="ignore"):
-        return (np.eye(3) + 0.5 * skew(w) + 0.25 * ww) / (1.0 + 0.25 * np.sum(w * w, -1))[..., None, None]
+    return _batched(_kernels().cayley_resolvent_batch, w, 1, (3, 3))
+
+
+def cayley_compose(w: np.ndarray, psi0: np.ndarray) -> np.ndarray:
+    """Principal rotation vector of ``cay(w) exp(hat(psi0))`` (the mid-point scheme's end of a step
+    with Cayley parameters w); (n, 3) each -> (n, 3). Specification:
+    ``reference_log_map(reference_cayley(w) @ reference_exp_map(psi0))``."""
+    return _kernels().cayley_update_batch(np.ascontiguousarray(w, dtype=float),
+                                          np.ascontiguousarray(psi0, dtype=float))
+
+
+def cayley_between(psi0: np.ndarray, psi1: np.ndarray) -> np.ndarray:
+    """Cayley parameters w (n, 3) with ``exp(hat(psi1)) = cay(w) exp(hat(psi0))`` (rotations by
+    less than pi between them); (n, 3) each. Specification:
+    ``reference_cayley_from_matrix(reference_exp_map(psi1) @ reference_exp_map(psi0).T)``."""
+    return _kernels().cayley_increment_batch(np.ascontiguousarray(psi0, dtype=float),
+                                             np.ascontiguousarray(psi1, dtype=float))
+
+
+def rotated_inertia(psi: np.ndarray, J: np.ndarray) -> np.ndarray:
+    """``R J R^T`` (n, 3, 3) with R = exp(hat(psi)), psi (n, 3), J (n, 3, 3)."""
+    return _kernels().spatial_inertia_batch(np.ascontiguousarray(psi, dtype=float),
+                                            np.ascontiguousarray(J, dtype=float))

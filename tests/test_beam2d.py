@@ -406,35 +406,6 @@ def test_cubic_mass_kinetic_energy_of_rigid_motion_and_bending_vibration():
     assert abs(omega / exact - 1) < 5e-3, f"first frequency {omega:.4f} vs {exact:.4f} rad/s"
 
 
-def test_cubic_mass_mid_point_inertia_is_exact_and_its_tangent_matches(rng):
-    """F . (u1 - u0) = T1 - T0 exactly; dF/du1 (complex step) against central differences;
-    the mid-point force tends to the Lagrange force M a + (dp/dq) qdot - dT/dq as dt -> 0."""
-    from flexmb.elements.hermite_mass2d import HermiteMass2D
-
-    n = 20
-    kernels = HermiteMass2D(rng.normal(size=(n, 2, 2)), rng.uniform(1.0, 2.0, n))
-    u0 = rng.normal(size=(n, 6)) * 0.5
-    u1 = u0 + rng.normal(size=(n, 6)) * 0.3
-    v0, dt = rng.normal(size=(n, 6)), 0.1
-    F, J = kernels.mid_point_inertia(u0, u1, v0, dt)
-    v1 = 2.0 * (u1 - u0) / dt - v0
-    dT = kernels.kinetic_energy(u1, v1) - kernels.kinetic_energy(u0, v0)
-    assert np.abs(np.einsum("ej,ej->e", F, u1 - u0) - dT).max() < 1e-12 * np.abs(dT).max()
-    h = 1e-6
-    J_fd = np.stack([(kernels.mid_point_inertia(u0, u1 + h * np.eye(6)[j], v0, dt)[0]
-                      - kernels.mid_point_inertia(u0, u1 - h * np.eye(6)[j], v0, dt)[0]) / (2 * h)
-                     for j in range(6)], axis=2)
-    assert np.abs(J - J_fd).max() < 1e-6 * np.abs(J).max()
-    u, v, a = (rng.normal(size=(n, 6)) for _ in range(3))
-    errors = []
-    for step in (1e-2, 1e-3):
-        start = u - step / 2 * v + step**2 / 8 * a
-        end = u + step / 2 * v + step**2 / 8 * a
-        F = kernels.mid_point_inertia(start, end, v - step / 2 * a, step)[0]
-        errors.append(np.abs(F - kernels.end_point_force(u, v, a)).max())
-    assert 80 < errors[0] / errors[1] < 120, f"mid-point inertia not second order: {errors}"
-
-
 def test_cubic_mass_free_flight_conserves_energy_and_nearly_angular_momentum():
     """A free-flying, spinning 3-element cubic-mass beam: energy and angular momentum constant."""
     m = flexmb.Model(dim=2)

@@ -4,10 +4,13 @@ Regression (2026-11-23): Simo's spin-up (Meijaard 1993, sec. 5.1) with 2 cubic-m
 dt = 0.04 s needed 202 cut-backs from t = 14.04 s on and reported success with an extreme tip
 deflection of -8.62 m instead of -0.574 m: the half steps carried on along a motion into which
 the hub drive kept pumping energy. Now the first cut-back whose half steps and full step take in
-different work stops the run.
+different work stops the run. (The mid-point scheme itself now runs that spin-up at any step up
+to 0.16 s, see tests/test_cubic_mass_director.py; the trapezoidal Newmark baseline still fails
+there, so it serves as the case of a step that does not resolve the motion.)
 """
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -25,27 +28,31 @@ from flexmb.validation.spin_up import build, tip_deflection  # noqa: E402
 
 def test_spin_up_at_a_too_large_step_stops_with_a_branch_change():
     asm, nodes = build(SIMO, 2)
-    with pytest.raises(BranchChangeError, match=r"branch change detected .* t = 14\.04 \.\. 14\.08 s") as info:
-        fm.integrate(asm, 0.04, 20.0, progress=False)
+    with pytest.raises(BranchChangeError, match=r"branch change detected .* t = [\d.]+ \.\. [\d.]+ s") as info:
+        fm.integrate(asm, 0.04, 20.0, scheme="newmark", progress=False)
+    start = float(re.search(r"step t = ([\d.]+) \.\.", str(info.value)).group(1))
+    assert 11.0 < start < 12.0, "Newmark blows up at t ~ 11.4 s in this spin-up"
     h = info.value.history
-    assert h.t[-1] == pytest.approx(14.04), "the history must end with the last step before the cut-back"
+    # the history ends with the last output step before the step that needed the cut-back
+    assert start - 0.04 - 1e-9 < h.t[-1] <= start + 1e-9
     assert h.events[-1].kind == "error" and "branch change" in h.events[-1].message
-    # what was computed before stays: the extreme of the spin-up phase (t ~ 6.8 s) is within 1 %
-    d = tip_deflection(SIMO, np.array(h.t), h.positions()[:, nodes[-1]])
-    assert abs(d.min() / SIMO.converged - 1.0) < 1e-2
+    # what was computed before stays: the extreme of the spin-up phase (t ~ 6.8 s) is within 2 %
+    t = np.array(h.t)
+    d = tip_deflection(SIMO, t, h.positions()[:, nodes[-1]])
+    assert abs(d[t < 10.0].min() / SIMO.converged - 1.0) < 2e-2
 
 
 def test_warn_carries_on_and_logs_the_branch_change():
     asm, _ = build(SIMO, 2)
     with pytest.warns(fm.FlexmbWarning, match="branch change detected"):
-        h = fm.integrate(asm, 0.04, 14.2, progress=False, cutback_check="warn")
+        h = fm.integrate(asm, 0.04, 11.6, scheme="newmark", progress=False, cutback_check="warn")
     warnings = [e for e in h.events if e.kind == "warning" and "branch change" in e.message]
-    assert warnings and warnings[0].at == pytest.approx(14.04)
-    assert h.t[-1] == pytest.approx(14.2)
-    quiet = fm.integrate(asm, 0.04, 14.2, progress=False, cutback_check="off")
+    assert warnings and 11.0 < warnings[0].at < 11.6
+    assert h.t[-1] == pytest.approx(11.6)
+    quiet = fm.integrate(asm, 0.04, 11.6, scheme="newmark", progress=False, cutback_check="off")
     assert quiet.cutbacks == h.cutbacks and not [e for e in quiet.events if e.kind == "warning"]
     with pytest.raises(fm.ModelError, match="cutback_check must be one of 'error', 'warn', 'off', got 'yes'"):
-        fm.integrate(asm, 0.04, 14.2, progress=False, cutback_check="yes")
+        fm.integrate(asm, 0.04, 11.6, progress=False, cutback_check="yes")
 
 
 def test_conservative_large_step_cut_backs_are_confirmed():

@@ -5,6 +5,7 @@ import json
 import math
 import os
 import re
+import sys
 from pathlib import Path
 
 import matplotlib
@@ -145,3 +146,114 @@ def test_report_index_marks_failed_and_crashed_cases(tmp_path: Path) -> None:
     assert "| [always-off](#always-off) | deliberately failing | 1/2 |" in index
     assert "The case did not complete:** `RuntimeError: boom in node 7`" in index
     assert "<tr class=\"fail\">" in (report / "index.html").read_text()
+
+
+# ------------------------------------------------------------------ --jobs: cases in worker processes
+KILLED_CASE = '''"""A case whose process dies (as by a segmentation fault or the out-of-memory killer)."""
+import os
+import signal
+
+CASE = "killed"
+TITLE = "its process dies"
+SOURCE = "test"
+
+
+def run(quick=False):
+    os.kill(os.getpid(), signal.SIGKILL)
+'''
+
+SLEEPING_CASE = '''"""A case that writes its process id to {marker} and sleeps."""
+import os
+import time
+from pathlib import Path
+
+CASE = "sleeps-{i}"
+TITLE = "sleeps"
+SOURCE = "test"
+
+
+def run(quick=False):
+    Path({marker!r}).write_text(str(os.getpid()))
+    time.sleep(60)
+'''
+
+
+def _without_wall_time(folder: Path) -> dict[str, dict]:
+    records = {}
+    for path in sorted(folder.glob("*.json")):
+        record = json.loads(path.read_text())
+        assert isinstance(record.pop("wall_s"), float) and isinstance(record.pop("cpu_s"), float)
+        records[path.name] = record
+    return records
+
+
+def test_jobs_give_the_same_table_json_and_report_as_serial(tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    cheap = ["roll-up-2d", "buckling-torsion"]
+    tables = {}
+    for jobs in (1, 2):
+        folder = tmp_path / f"jobs{jobs}"
+        assert main(["validate", *cheap, "--cases-dir", str(CASES_DIR), "--report", str(folder),
+                     "--jobs", str(jobs)]) == 0
+        tables[jobs] = capsys.readouterr().out.replace(str(folder.resolve()), "FOLDER")
+    assert tables[1] == tables[2]
+    assert tables[1].index("roll-up-2d ") < tables[1].index("buckling-torsion "), "selection order kept"
+    assert _without_wall_time(tmp_path / "jobs1") == _without_wall_time(tmp_path / "jobs2")
+    for jobs in (1, 2):                                     # the same index but for the date and the wall times
+        index = (tmp_path / f"jobs{jobs}" / "index.md").read_text().splitlines()
+        tables[jobs] = [re.sub(r"\| [0-9.]+ \| [0-9.]+ \| pass \|$", "| pass |", line) for line in index[3:]]
+    assert tables[1] == tables[2]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_jobs_a_crash_or_a_dying_worker_fails_only_its_case(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    (cases / "always_off.py").write_text(FAILING_CASE)
+    (cases / "crashes.py").write_text(CRASHING_CASE)
+    (cases / "killed.py").write_text(KILLED_CASE)
+    (cases / "roll_up_2d.py").write_text((CASES_DIR / "roll_up_2d.py").read_text())
+    out = tmp_path / "out"
+    assert main(["validate", "--cases-dir", str(cases), "--report", str(out), "--jobs", "2"]) == 1
+    captured = capsys.readouterr()
+    assert "RuntimeError: boom in node 7" in captured.err, "the crashing case's traceback is shown"
+    table = captured.out
+    assert re.search(r"^killed +case did not complete .* FAIL$", table, re.M), table
+    assert "1 of 4 case(s) passed" in table
+    assert "killed by SIGKILL" in json.loads((out / "killed.json").read_text())["info"]["error"]
+    assert "boom in node 7" in json.loads((out / "crashes.json").read_text())["info"]["error"]
+    assert all(r["passed"] for r in json.loads((out / "roll-up-2d.json").read_text())["results"])
+    assert "**1 of 4 case(s) passed.**" in (out / "index.md").read_text()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals and process groups")
+def test_jobs_interrupt_ends_the_workers_and_exits_130(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import time
+
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    markers = [tmp_path / f"pid{i}" for i in range(2)]
+    for i, marker in enumerate(markers):
+        (cases / f"sleeps_{i}.py").write_text(SLEEPING_CASE.format(i=i, marker=str(marker)))
+    process = subprocess.Popen([sys.executable, "-m", "flexmb.cli", "validate", "--cases-dir", str(cases),
+                                "--out", str(tmp_path / "out"), "--jobs", "2"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60.0
+        while not all(m.exists() and m.read_text() for m in markers):
+            assert time.monotonic() < deadline and process.poll() is None, "the workers did not start"
+            time.sleep(0.05)
+        os.killpg(process.pid, signal.SIGINT)                # Ctrl-C reaches the whole process group
+        out, err = process.communicate(timeout=20)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    assert process.returncode == 130, err
+    assert err.strip() == "flexmb validate: interrupted", err
+    assert "case(s) passed" not in out
+    for marker in markers:                                   # gone, or a zombie waiting for its reaper
+        status = Path(f"/proc/{marker.read_text()}/status")
+        assert not status.exists() or "\nState:\tZ" in status.read_text(), "a worker outlived the run"

@@ -40,6 +40,10 @@ rotations, configuration dependent, with its own energy-conserving mid-point ine
 :mod:`flexmb.elements.hermite_mass2d`; the accurate choice for few elements per member);
 rotary inertia lumped at the nodes, ``rho_I l0 / 2`` each, with ``rho_I`` the mass moment of
 inertia per unit length (kg m).
+
+The kernels the Newton loop and the step bookkeeping call (forces, tangents, mid-point force,
+strain energy, section forces) run compiled in :mod:`flexmb.compiled.beam2d`; the numpy methods
+named ``reference_*`` here are their specification, kept for the tests only.
 """
 from __future__ import annotations
 
@@ -55,6 +59,17 @@ _R90 = np.array([[0.0, -1.0], [1.0, 0.0]])
 # J maps the element DOFs to the chord increment: dx21 = J dp, shape (2, 6)
 _J = np.zeros((2, 6))
 _J[0, 0], _J[1, 1], _J[0, 3], _J[1, 4] = -1.0, -1.0, 1.0, 1.0
+
+_compiled = None
+
+
+def _kernels():
+    """flexmb.compiled.beam2d, imported on first use (numba stays out of ``import flexmb``)."""
+    global _compiled
+    if _compiled is None:
+        from flexmb.compiled import beam2d
+        _compiled = beam2d
+    return _compiled
 
 
 def _sinc_ratio(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -148,17 +163,35 @@ class Beam2D(ElementGroup):
 
     # ---------------------------------------------------------- static kernels
     def axial_strain(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
-        c = self._chord(X, u)
-        return c.stretch / c.l0
+        return self._section_state(X, u)[:, 0]
 
     def local_rotations(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
         """Deformational nodal rotations tb_1, tb_2 relative to the chord (n_el, 2), rad."""
-        return self._local_rotations(self._chord(X, u), u)
+        return self._section_state(X, u)[:, 1:3]
+
+    def _section_state(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """[axial strain, tb1, tb2, N, M1, M2, strain energy] (n_el, 7), compiled; its
+        specification is :meth:`reference_section_state`."""
+        return _kernels().section_state(X, u, self.EA, self.EI, self.second_order)
+
+    def reference_section_state(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """Specification (numpy, for the tests) of the compiled section state behind
+        :meth:`axial_strain`, :meth:`local_rotations`, :meth:`element_outputs`,
+        :meth:`generalized_stresses` and :meth:`strain_energy`: (l - l0)/l0, tb1, tb2 (rad),
+        N (N), M1, M2 (N m) and the strain energy N^2 l0 / (2 EA) + tb . M / 2 (J), (n_el, 7)."""
+        c, tb, N, M, _ = self._local_forces(X, u)
+        energy = 0.5 * N**2 * c.l0 / self.EA + 0.5 * np.einsum("ei,ei->e", tb, M)
+        return np.column_stack([c.stretch / c.l0, tb, N, M, energy])
 
     def internal_force(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
-        return self.force_and_tangent(X, u)[0]
+        return _kernels().forces(X, u, self.EA, self.EI, self.second_order, False)[0]
 
     def force_and_tangent(self, X: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return _kernels().forces(X, u, self.EA, self.EI, self.second_order, True)
+
+    def reference_force_and_tangent(self, X: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Specification (numpy, for the tests) of the compiled :meth:`internal_force` and
+        :meth:`force_and_tangent`: q = N r + M_eff . b (n_el, 6) and K_t = dq/du (n_el, 6, 6)."""
         c, tb, N, M, k = self._local_forces(X, u)
         _, grad, H = self._bowing(c.l0, tb)
         r, b = self._b_rows(c)
@@ -183,8 +216,8 @@ class Beam2D(ElementGroup):
     def element_outputs(self, X: np.ndarray, u: np.ndarray) -> dict[str, np.ndarray]:
         """Axial force ``N`` (tension positive), end moments ``M1, M2`` (counter-clockwise on the
         element's nodes) and ``axial_strain``, (n_el,) each."""
-        c, _, N, M, _ = self._local_forces(X, u)
-        return {"N": N, "M1": M[:, 0], "M2": M[:, 1], "axial_strain": c.stretch / c.l0}
+        state = self._section_state(X, u)
+        return {"N": state[:, 3], "M1": state[:, 4], "M2": state[:, 5], "axial_strain": state[:, 0]}
 
     def _default_section(self, X: np.ndarray, length: float) -> dict[str, float | str]:
         """The solid square whose radius of gyration sqrt(I/A) matches sqrt(EI/EA)."""
@@ -193,8 +226,7 @@ class Beam2D(ElementGroup):
 
     def generalized_stresses(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
         """[N, M1, M2] (n_el, 3): axial force (N) and end moments (N m)."""
-        _, _, N, M, _ = self._local_forces(X, u)
-        return np.column_stack([N, M])
+        return self._section_state(X, u)[:, 3:6]
 
     def geometric_stiffness(self, X: np.ndarray, u: np.ndarray, stresses: np.ndarray) -> np.ndarray:
         """Part of the tangent linear in given stresses [N, M1, M2] (n_el, 3): (n_el, 6, 6)."""
@@ -208,8 +240,7 @@ class Beam2D(ElementGroup):
                 + N[:, None, None] * (b.transpose(0, 2, 1) @ H @ b))
 
     def strain_energy(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
-        c, tb, N, M, _ = self._local_forces(X, u)
-        return 0.5 * N**2 * c.l0 / self.EA + 0.5 * np.einsum("ei,ei->e", tb, M)
+        return self._section_state(X, u)[:, 6]
 
     def mass_matrix(self, X: np.ndarray) -> np.ndarray:
         """Constant mass (n_el, 6, 6): translational (none for ``cubic``) and lumped rotary inertia."""
@@ -228,10 +259,16 @@ class Beam2D(ElementGroup):
 
     # ------------------------------------------------------- mid-point kernels
     def mid_point_force(self, X: np.ndarray, u0: np.ndarray, u1: np.ndarray) -> np.ndarray:
-        return self.mid_point_force_and_tangent(X, u0, u1, tangent=False)[0]
+        return _kernels().mid_point_forces(X, u0, u1, self.EA, self.EI, self.second_order, False)[0]
 
-    def mid_point_force_and_tangent(self, X: np.ndarray, u0: np.ndarray, u1: np.ndarray,
-                                    tangent: bool = True):
+    def mid_point_force_and_tangent(self, X: np.ndarray, u0: np.ndarray, u1: np.ndarray
+                                    ) -> tuple[np.ndarray, np.ndarray]:
+        return _kernels().mid_point_forces(X, u0, u1, self.EA, self.EI, self.second_order, True)
+
+    def reference_mid_point_force_and_tangent(self, X: np.ndarray, u0: np.ndarray, u1: np.ndarray
+                                              ) -> tuple[np.ndarray, np.ndarray]:
+        """Specification (numpy, for the tests) of the compiled :meth:`mid_point_force` and
+        :meth:`mid_point_force_and_tangent`: q_m (n_el, 6) and dq_m/du1 (n_el, 6, 6)."""
         c0, tb0, N0, M0, k = self._local_forces(X, u0)
         c1 = self._chord(X, u1)
         # exact chord-rotation increment d_alpha = gamma * (x21_m x dx21) / (l_n l_{n+1})
@@ -261,8 +298,6 @@ class Beam2D(ElementGroup):
         b_m[:, 0, 2] += 1.0
         b_m[:, 1, 5] += 1.0
         q = N_av[:, None] * r_m + np.einsum("ei,eij->ej", M_av, b_m)
-        if not tangent:
-            return q, None
         r1, b1 = self._b_rows(c1)
         e1 = c1.e
         n1 = e1 @ _R90.T

@@ -55,6 +55,12 @@ natural modes, component mode synthesis and sensitivities about the reference st
 constant matrix in global axes, not objective under large rotations, so the time integrators
 refuse it (a co-rotated 3D Hermitian mass with its velocity terms, as ``Beam2D`` has, is not
 built yet).
+
+Evaluation: the public kernels call the compiled loops of :mod:`flexmb.compiled.beam3d` (numba,
+imported on first use). The numpy implementation here, :meth:`Beam3D.reference_static`,
+:meth:`Beam3D.reference_geometric_stiffness` and :meth:`Beam3D.reference_mid_point_force_and_tangent`
+with their helpers, is their specification: the tests check the compiled kernels against it to
+1e-12 relative; it is not used otherwise.
 """
 from __future__ import annotations
 
@@ -64,6 +70,21 @@ from flexmb.checks import ModelError, flag, float_array
 from flexmb.elements.base import ElementGroup
 from flexmb.elements.corotational import chord
 from flexmb.rotations import cayley_from_matrix, cayley_resolvent, exp_map, skew
+
+_compiled = None                  # flexmb.compiled.beam3d, imported on first use (it imports numba)
+
+
+def _kernels():
+    """The compiled kernels module (importing numba on the first call only)."""
+    global _compiled
+    if _compiled is None:
+        from flexmb.compiled import beam3d
+        _compiled = beam3d
+    return _compiled
+
+
+_NO_Y_AXIS = np.zeros((0, 3))     # y_axis argument of the kernels for the default section axes
+_NO_STRESSES = np.zeros((0, 6))   # stresses argument of the kernels: the element's own
 
 _ROT = {"p": slice(3, 6), "q": slice(9, 12)}
 # vector slots: 0 = l, 1 = e_y^p, 2 = e_z^p, 3 = e_y^q, 4 = e_z^q; node of each triad slot
@@ -329,7 +350,11 @@ class Beam3D(ElementGroup):
             K += w[:, None, None] * blk
         return K
 
-    def _static(self, X: np.ndarray, u: np.ndarray, tangent: bool = True):
+    def reference_static(self, X: np.ndarray, u: np.ndarray, tangent: bool = True):
+        """Specification (numpy, for the tests only) of the compiled static kernels: internal force
+        q (n_el, 12), tangent (n_el, 12, 12) or None, and the energy terms (dict with ``phi``,
+        ``ebar``, ``sigma``, ...) behind :meth:`strain_energy`, :meth:`strains` and
+        :meth:`generalized_stresses`."""
         E = self.section_frames(X)
         c, _, _, V = self._vectors(X, u, E)
         eps = self._strains(c, V)
@@ -352,16 +377,39 @@ class Beam3D(ElementGroup):
         return K + weights[:, 0, None, None] * (_JL.T @ Pn @ _JL)
 
     # ---------------------------------------------------------- static kernels
+    def _section(self) -> tuple:
+        """Section arguments of the compiled kernels: EA, GJ, EI_y, EI_z, GA_ky, GA_kz (n_el,)
+        each, the y axes (n_el, 3) or (0, 3) for the default, second_order."""
+        return (self.EA, self.GJ, self.EI_y, self.EI_z, self.GA_ky, self.GA_kz,
+                _NO_Y_AXIS if self.y_axis is None else self.y_axis, self.second_order)
+
+    def _refuse_frame(self, X: np.ndarray) -> None:
+        """A kernel found an element whose y axis is parallel to it: raise section_frames' ModelError."""
+        self.section_frames(X)
+
+    def _static(self, X: np.ndarray, u: np.ndarray, tangent: bool,
+                stresses: np.ndarray = _NO_STRESSES) -> tuple[np.ndarray, np.ndarray]:
+        q, K, bad = _kernels().force_and_tangent(X, u, *self._section(), tangent, stresses)
+        if bad >= 0:
+            self._refuse_frame(X)
+        return q, K
+
+    def _strain_state(self, X: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, ...]:
+        """Strain energy (n_el,), strains ebar (n_el, 6), stresses s (n_el, 6), lengths l0 (n_el,)."""
+        phi, ebar, sigma, l0, bad = _kernels().strain_state(X, u, *self._section())
+        if bad >= 0:
+            self._refuse_frame(X)
+        return phi, ebar, sigma, l0
+
     def internal_force(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
-        return self._static(X, u, tangent=False)[0]
+        return self._static(X, u, False)[0]
 
     def force_and_tangent(self, X: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        q, K, _ = self._static(X, u)
-        return q, K
+        return self._static(X, u, True)
 
     def strains(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
         """Generalized strains ebar (n_el, 6), m (l0 times angles for e2..e6)."""
-        return self._static(X, u, tangent=False)[2]["ebar"]
+        return self._strain_state(X, u)[1]
 
     output_units = {"N": "N", "T": "N m", "My1": "N m", "My2": "N m", "Mz1": "N m", "Mz2": "N m",
                     "axial_strain": "-"}
@@ -371,10 +419,9 @@ class Beam3D(ElementGroup):
         the first and second node (``My1, My2, Mz1, Mz2``) from the generalized stresses as in
         Meijaard's eq. (4): T = s2 l0, My = (-s3 l0, s4 l0), Mz = (s5 l0, -s6 l0); and the
         ``axial_strain`` e1/l0. (n_el,) each."""
-        ev = self._static(X, u, tangent=False)[2]
-        s, l0 = ev["sigma"], np.linalg.norm(X[:, 1] - X[:, 0], axis=1)   # (n_el, 6), (n_el,)
+        _, ebar, s, l0 = self._strain_state(X, u)                         # (n_el, 6), (n_el, 6), (n_el,)
         return {"N": s[:, 0], "T": s[:, 1] * l0, "My1": -s[:, 2] * l0, "My2": s[:, 3] * l0,
-                "Mz1": s[:, 4] * l0, "Mz2": -s[:, 5] * l0, "axial_strain": ev["ebar"][:, 0] / l0}
+                "Mz1": s[:, 4] * l0, "Mz2": -s[:, 5] * l0, "axial_strain": ebar[:, 0] / l0}
 
     def _default_section(self, X: np.ndarray, length: float) -> dict[str, float | str]:
         """The solid rectangle with the radii of gyration sqrt(EI_z/EA) along y and sqrt(EI_y/EA) along z."""
@@ -388,10 +435,14 @@ class Beam3D(ElementGroup):
         At small strains ``s2 l0`` is the torque, ``-s3 l0, s4 l0`` the bending moments about y at
         p and q, ``s5 l0, -s6 l0`` those about z (Meijaard 1993, eq. 4).
         """
-        return self._static(X, u, tangent=False)[2]["sigma"]
+        return self._strain_state(X, u)[2]
 
     def geometric_stiffness(self, X: np.ndarray, u: np.ndarray, stresses: np.ndarray) -> np.ndarray:
         """Part of the tangent linear in given generalized stresses s (n_el, 6): (n_el, 12, 12)."""
+        return self._static(X, u, True, np.ascontiguousarray(stresses, dtype=float))[1]
+
+    def reference_geometric_stiffness(self, X: np.ndarray, u: np.ndarray, stresses: np.ndarray) -> np.ndarray:
+        """Specification (numpy, for the tests only) of :meth:`geometric_stiffness`."""
         E = self.section_frames(X)
         c, _, _, V = self._vectors(X, u, E)
         en = self._energy(self._strains(c, V), c.l0, self.stiffness_matrix_S(c.l0), order=0)
@@ -402,7 +453,7 @@ class Beam3D(ElementGroup):
                 + self._row_stiffness(weights, c, V, J))
 
     def strain_energy(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
-        return self._static(X, u, tangent=False)[2]["phi"]
+        return self._strain_state(X, u)[0]
 
     def axial_strain(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
         c = chord(X, u[:, 0:3], u[:, 6:9])
@@ -465,15 +516,29 @@ class Beam3D(ElementGroup):
 
     # ------------------------------------------------------- mid-point kernels
     def mid_point_force(self, X: np.ndarray, u0: np.ndarray, u1: np.ndarray) -> np.ndarray:
-        return self.mid_point_force_and_tangent(X, u0, u1, tangent=False)[0]
+        return self._mid_point(X, u0, u1, False)[0]
 
-    def mid_point_force_and_tangent(self, X: np.ndarray, u0: np.ndarray, u1: np.ndarray,
-                                    tangent: bool = True):
-        """Energy-conserving mid-point force and its derivative w.r.t. the step increment d.
+    def mid_point_force_and_tangent(self, X: np.ndarray, u0: np.ndarray, u1: np.ndarray
+                                    ) -> tuple[np.ndarray, np.ndarray]:
+        """Energy-conserving mid-point force (n_el, 12) and its derivative (n_el, 12, 12) w.r.t.
+        the step increment d.
 
         ``d = [x1_p - x0_p, w_p, x1_q - x0_q, w_q]`` with w the Cayley parameters of the nodal
         rotation increments ``R_{n+1} R_n^T`` (each below a half turn).
         """
+        return self._mid_point(X, u0, u1, True)
+
+    def _mid_point(self, X: np.ndarray, u0: np.ndarray, u1: np.ndarray, tangent: bool
+                   ) -> tuple[np.ndarray, np.ndarray]:
+        q, K, bad = _kernels().mid_point_force_and_tangent(X, u0, u1, *self._section(), tangent)
+        if bad >= 0:
+            self._refuse_frame(X)
+        return q, K
+
+    def reference_mid_point_force_and_tangent(self, X: np.ndarray, u0: np.ndarray, u1: np.ndarray,
+                                              tangent: bool = True):
+        """Specification (numpy, for the tests only) of :meth:`mid_point_force_and_tangent`;
+        with ``tangent=False`` the tangent is None."""
         E = self.section_frames(X)
         c0, Rp0, Rq0, V0 = self._vectors(X, u0, E)
         c1, Rp1, Rq1, V1 = self._vectors(X, u1, E)

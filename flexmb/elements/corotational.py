@@ -2,6 +2,10 @@
 
 The stretch ``l - l0`` of a nearly rigid bar is ~1e-8 of its length, so it is computed without
 cancellation as ``(2 X21.d21 + d21.d21) / (l + l0)`` (Crisfield & Shi 1993, eq. 11 rearranged).
+
+:func:`chord` is the batched numpy form (the ``reference_*`` kernels and the geometric stiffness
+use it); the compiled truss and beam kernels call its per-element twin
+:func:`flexmb.compiled.corotational.chord`.
 """
 from __future__ import annotations
 

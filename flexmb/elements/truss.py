@@ -8,6 +8,10 @@ Mid-point force (their eqs. 8, 9, 12, 20): with x21_m = (x21_n + x21_{n+1}) / 2,
 ``beta = 2 l_m / (l_n + l_{n+1})``, i.e. ``q_m = c x21_m [-1; 1]`` with
 ``c = (N_n + N_{n+1}) / (l_n + l_{n+1})``. Because ``x21_m . dx21 = (l_{n+1}^2 - l_n^2) / 2``,
 ``q_m . (d_{n+1} - d_n)`` equals the exact change of strain energy for any step.
+
+The kernels the Newton loop and the step bookkeeping call (forces, tangents, mid-point force,
+strain energy, axial strain) run compiled in :mod:`flexmb.compiled.truss`; the numpy methods
+named ``reference_*`` here are their specification, kept for the tests only.
 """
 from __future__ import annotations
 
@@ -16,6 +20,17 @@ import numpy as np
 from flexmb.checks import ModelError
 from flexmb.elements.base import ElementGroup
 from flexmb.elements.corotational import chord
+
+_compiled = None
+
+
+def _kernels():
+    """flexmb.compiled.truss, imported on first use (numba stays out of ``import flexmb``)."""
+    global _compiled
+    if _compiled is None:
+        from flexmb.compiled import truss
+        _compiled = truss
+    return _compiled
 
 
 class Truss(ElementGroup):
@@ -55,20 +70,28 @@ class Truss(ElementGroup):
 
     def axial_force(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
         """N = EA (l - l0) / l0 (n_el,), N."""
-        c = self._chord(X, u)
-        return self.EA * c.stretch / c.l0
+        return _kernels().section_state(X, u, self.EA)[:, 1]
 
     def axial_strain(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
+        return _kernels().section_state(X, u, self.EA)[:, 0]
+
+    def reference_section_state(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """Specification (numpy, for the tests) of the compiled section state behind
+        :meth:`axial_strain`, :meth:`axial_force`, :meth:`element_outputs`,
+        :meth:`generalized_stresses` and :meth:`strain_energy`: (l - l0)/l0, N (N) and the
+        strain energy EA (l - l0)^2 / (2 l0) (J), (n_el, 3)."""
         c = self._chord(X, u)
-        return c.stretch / c.l0
+        return np.column_stack([c.stretch / c.l0, self.EA * c.stretch / c.l0, 0.5 * self.EA * c.stretch**2 / c.l0])
 
     def internal_force(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
-        c = self._chord(X, u)
-        N = self.EA * c.stretch / c.l0                                # (n_el,)
-        f2 = N[:, None] * c.e                                         # (n_el, dim)
-        return np.concatenate([-f2, f2], axis=1)                      # (n_el, 2dim)
+        return _kernels().forces(X, u, self.EA, False)[0]
 
     def force_and_tangent(self, X: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return _kernels().forces(X, u, self.EA, True)
+
+    def reference_force_and_tangent(self, X: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Specification (numpy, for the tests) of the compiled :meth:`internal_force` and
+        :meth:`force_and_tangent`: q = N [-e; e] (n_el, 2dim), K_t (n_el, 2dim, 2dim)."""
         c = self._chord(X, u)
         N = self.EA * c.stretch / c.l0                                # (n_el,)
         e = c.e                                                       # (n_el, dim)
@@ -83,8 +106,8 @@ class Truss(ElementGroup):
 
     def element_outputs(self, X: np.ndarray, u: np.ndarray) -> dict[str, np.ndarray]:
         """Axial force ``N`` (tension positive) and ``axial_strain`` (l - l0)/l0, (n_el,) each."""
-        c = self._chord(X, u)
-        return {"N": self.EA * c.stretch / c.l0, "axial_strain": c.stretch / c.l0}
+        state = _kernels().section_state(X, u, self.EA)
+        return {"N": state[:, 1], "axial_strain": state[:, 0]}
 
     def generalized_stresses(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
         """Axial force N (n_el, 1), N."""
@@ -98,8 +121,7 @@ class Truss(ElementGroup):
         return self._spread((stresses[:, 0] / c.l)[:, None, None] * P)
 
     def strain_energy(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
-        c = self._chord(X, u)
-        return 0.5 * self.EA * c.stretch**2 / c.l0
+        return _kernels().section_state(X, u, self.EA)[:, 2]
 
     def mass_matrix(self, X: np.ndarray) -> np.ndarray:
         l0 = np.linalg.norm(X[:, 1] - X[:, 0], axis=1)
@@ -108,10 +130,16 @@ class Truss(ElementGroup):
         return m[:, None, None] * np.kron(pattern, np.eye(self.dim))[None]
 
     def mid_point_force(self, X: np.ndarray, u0: np.ndarray, u1: np.ndarray) -> np.ndarray:
-        return self.mid_point_force_and_tangent(X, u0, u1, tangent=False)[0]
+        return _kernels().mid_point_forces(X, u0, u1, self.EA, False)[0]
 
-    def mid_point_force_and_tangent(self, X: np.ndarray, u0: np.ndarray, u1: np.ndarray,
-                                    tangent: bool = True):
+    def mid_point_force_and_tangent(self, X: np.ndarray, u0: np.ndarray, u1: np.ndarray
+                                    ) -> tuple[np.ndarray, np.ndarray]:
+        return _kernels().mid_point_forces(X, u0, u1, self.EA, True)
+
+    def reference_mid_point_force_and_tangent(self, X: np.ndarray, u0: np.ndarray, u1: np.ndarray
+                                              ) -> tuple[np.ndarray, np.ndarray]:
+        """Specification (numpy, for the tests) of the compiled :meth:`mid_point_force` and
+        :meth:`mid_point_force_and_tangent`: q_m (n_el, 2dim) and dq_m/du1 (n_el, 2dim, 2dim)."""
         c0, c1 = self._chord(X, u0), self._chord(X, u1)
         N0 = self.EA * c0.stretch / c0.l0
         N1 = self.EA * c1.stretch / c1.l0
@@ -120,8 +148,6 @@ class Truss(ElementGroup):
         x21m = 0.5 * (c0.x21 + c1.x21)                                # (n_el, dim)
         f2 = coef[:, None] * x21m
         q = np.concatenate([-f2, f2], axis=1)
-        if not tangent:
-            return q, None
         # d coef / d x21_{n+1} = (EA/l0 - coef) e_{n+1} / (l_n + l_{n+1}); d x21_m = dx21 / 2
         g = ((self.EA / c1.l0 - coef) / lsum)[:, None] * c1.e         # (n_el, dim)
         block = np.einsum("ei,ej->eij", x21m, g) + 0.5 * coef[:, None, None] * np.eye(self.dim)[None]

@@ -22,8 +22,10 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from flexmb.assembly import Assembly
+from flexmb.elements.hermite_mass2d import director_step
 from flexmb.multibody.constraints import ConstraintTerms
-from flexmb.rotations import cayley_resolvent, exp_map, log_map, skew, tangent_operator
+from flexmb.rotations import (exp_map, log_map, reference_cayley_resolvent, reference_exp_map,
+                              reference_tangent_operator, skew, tangent_operator)
 
 
 @dataclass
@@ -39,6 +41,12 @@ class State:
     work: float = 0.0        # work of loads, reactions and driven joints since the start, J
     lam: np.ndarray = field(default_factory=lambda: np.zeros(0))
     constraint_force: np.ndarray | None = None
+    #: |p| of the momenta over the free DOFs (kg m/s), kept by :meth:`Scheme._scale` for the
+    #: iterations of the step that starts here
+    momentum_norm: float | None = field(default=None, repr=False, compare=False)
+    #: mid-point scheme with cubic-mass beams: the director stretch rates (n_dof,), 1/s, at the
+    #: rotation DOFs of their nodes (:attr:`Assembly.director_dofs`), zero elsewhere; else None
+    stretch: np.ndarray | None = None
 
 
 @dataclass
@@ -46,10 +54,12 @@ class StepResidual:
     """What Newton needs at one iterate, plus what the step bookkeeping needs afterwards."""
 
     g: np.ndarray            # (n_dof,) residual over all DOFs, N
-    jacobian_data: np.ndarray  # (nnz,) values of dg_free/du1_free on the assembly pattern
+    jacobian_data: np.ndarray | None  # (nnz,) values of dg_free/du1_free on the assembly pattern (None: not asked)
     force_scale: float       # N
     f_ext: np.ndarray        # (n_dof,) external force acting over the step (scheme's average), N
     increment: np.ndarray | None = None   # (n_dof,) the step increment d of the scheme
+    velocity: np.ndarray | None = None    # (n_dof,) end-of-step velocity implied by the iterate
+    acceleration: np.ndarray | None = None  # (n_dof,) the scheme's acceleration implied by it
 
 
 class Scheme(ABC):
@@ -88,7 +98,7 @@ class Scheme(ABC):
         d = dt * s.v + 0.5 * dt**2 * s.a
         rd = asm.rotation_dofs
         if rd.size:
-            tr = asm.dofs.translations()[asm.rotation_nodes]              # (n_r, 3)
+            tr = rd - 3                          # (n_r, 3): a 3D node's translations precede its rotations
             d[tr] = dt * np.einsum("nij,nj->ni", tangent_operator(dt * s.v[rd]), s.v[tr])
             d[rd] = dt * s.v[rd]
         return asm.update(s.u, d)
@@ -96,6 +106,11 @@ class Scheme(ABC):
     @abstractmethod
     def increment(self, s: State, u1: np.ndarray) -> np.ndarray:
         """Step increment d (n_dof,) from u_n to u1 in the scheme's rotation parameters."""
+
+    def end_stretch(self, s: State, u1: np.ndarray, dt: float) -> np.ndarray | None:
+        """Director stretch rates (n_dof,) at the end of the step to u1 (schemes with a director
+        form of the cubic mass), else None."""
+        return None
 
     @abstractmethod
     def update(self, s: State, u1: np.ndarray, du: np.ndarray) -> np.ndarray:
@@ -106,8 +121,10 @@ class Scheme(ABC):
         """End-of-step velocity and acceleration (n_dof,) implied by u1."""
 
     @abstractmethod
-    def residual(self, s: State, dt: float, u1: np.ndarray) -> StepResidual:
-        """Residual and Jacobian data at the iterate u1."""
+    def residual(self, s: State, dt: float, u1: np.ndarray, tangent: bool = True) -> StepResidual:
+        """Residual and Jacobian data at the iterate u1; without ``tangent`` (modified Newton
+        reusing a factorisation) the element kernels' residual-only forms run and the Jacobian
+        data is None."""
 
     def reaction(self, res: StepResidual) -> np.ndarray:
         """Support reactions (n_dof,), zero at free DOFs, from a converged residual."""
@@ -127,14 +144,17 @@ class Scheme(ABC):
         axis): the residual is then round-off of momenta, not of forces.
         """
         asm = self.asm
-        free = asm.dofs.free
-        p0, p1 = asm.mass @ s.v, asm.mass @ v1
+        if s.momentum_norm is None:
+            p0 = asm.mass_times(s.v)
+            rd = asm.rotation_dofs
+            if rd.size:
+                p0[rd] = np.einsum("nij,nj->ni", asm.spatial_inertia(s.u), s.v[rd])
+            s.momentum_norm = asm.free_norm(p0)
+        p1 = asm.mass_times(v1)
         rd = asm.rotation_dofs
         if rd.size:
-            p0[rd] = np.einsum("nij,nj->ni", asm.spatial_inertia(s.u), s.v[rd])
             p1[rd] = np.einsum("nij,nj->ni", asm.spatial_inertia(u1), v1[rd])
-        momentum = max(float(np.linalg.norm(p0[free])), float(np.linalg.norm(p1[free]))) / dt
-        return max([momentum] + [float(np.linalg.norm(t[free])) for t in terms])
+        return max(max(s.momentum_norm, asm.free_norm(p1)) / dt, *(asm.free_norm(t) for t in terms))
 
 
 class MidPoint(Scheme):
@@ -158,8 +178,22 @@ class MidPoint(Scheme):
 
     name = "mid-point"
 
+    def initial_state(self, t0: float, u0: np.ndarray, v0: np.ndarray) -> State:
+        state = super().initial_state(t0, u0, v0)
+        if self.asm.director_dofs.size:
+            state.stretch = np.zeros_like(u0)
+        return state
+
     def increment(self, s: State, u1: np.ndarray) -> np.ndarray:
         return self.asm.cayley_increment(s.u, u1)
+
+    def end_stretch(self, s: State, u1: np.ndarray, dt: float) -> np.ndarray | None:
+        dd = self.asm.director_dofs
+        if not dd.size:
+            return None
+        out = np.zeros_like(u1)
+        out[dd] = director_step(u1[dd] - s.u[dd], s.v[dd], s.stretch[dd], self.asm.director_inertia, dt)[1]
+        return out
 
     def update(self, s: State, u1: np.ndarray, du: np.ndarray) -> np.ndarray:
         if not self.asm.rotation_dofs.size:
@@ -167,57 +201,70 @@ class MidPoint(Scheme):
         return self.asm.cayley_update(s.u, self.increment(s, u1) + du)
 
     def _body_rates(self, s: State, dt: float, u1: np.ndarray, d: np.ndarray):
-        """R_n, R_{n+1} (n_r, 3, 3), Omega_{n+1} (n_r, 3) of the rotating 3D nodes."""
+        """R_n, R_{n+1} (n_r, 3, 3), Omega_{n+1} (n_r, 3) of the rotating 3D nodes (compiled;
+        specification :func:`reference_mid_point_body_rates`)."""
+        from flexmb.compiled.rigid import mid_point_body_rates
+
         rd = self.asm.rotation_dofs
-        R0, R1 = exp_map(s.u[rd]), exp_map(u1[rd])
-        R0T = R0.transpose(0, 2, 1)
-        Om1 = 2.0 / dt * np.einsum("nij,nj->ni", R0T, d[rd]) - np.einsum("nij,nj->ni", R0T, s.v[rd])
-        return R0, R1, Om1
+        return mid_point_body_rates(s.u[rd], u1[rd], d[rd], s.v[rd], dt)
 
     def _motion(self, s: State, dt: float, u1: np.ndarray):
-        """v1, a_m (n_dof,), the increment d and the rotating nodes' rates (or None)."""
+        """v1, a_m (n_dof,), the increment d, the rotating nodes' rates (or None) and the director
+        nodes' step (:func:`~flexmb.elements.hermite_mass2d.director_step`, or None)."""
         d = self.increment(s, u1)
         v1 = 2.0 * d / dt - s.v
+        dd = self.asm.director_dofs
+        director = None
+        if dd.size:                             # cubic-mass nodes: omega_{n+1} from the director rule
+            director = director_step(d[dd], s.v[dd], s.stretch[dd], self.asm.director_inertia, dt)
+            v1[dd] = director[0]
         rd = self.asm.rotation_dofs
         rates = None
         if rd.size:
             rates = self._body_rates(s, dt, u1, d)
             v1[rd] = np.einsum("nij,nj->ni", rates[1], rates[2])
-        return v1, (v1 - s.v) / dt, d, rates
+        return v1, (v1 - s.v) / dt, d, rates, director
 
     def kinematics(self, s: State, dt: float, u1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return self._motion(s, dt, u1)[:2]
 
-    def residual(self, s: State, dt: float, u1: np.ndarray) -> StepResidual:
+    def residual(self, s: State, dt: float, u1: np.ndarray, tangent: bool = True) -> StepResidual:
         asm = self.asm
-        v1, a_m, d, rates = self._motion(s, dt, u1)
-        q_m, k_data = asm.mid_point_force_and_tangent(s.u, u1)
+        v1, a_m, d, rates, director = self._motion(s, dt, u1)
+        if tangent:
+            # dq_m/du1 + 2 M / dt^2 (eq. 23): the element tangents are scattered onto the mass term
+            q_m, data = asm.mid_point_force_and_tangent(s.u, u1, out=asm.scaled_mass_data(2.0 / dt**2))
+        else:
+            q_m, data = asm.mid_point_force(s.u, u1), None
         f_m, f_data = asm.mid_point_external_force(s.t, s.t + dt, s.u, u1)
-        inertia = asm.mass @ a_m
-        data = k_data + (2.0 / dt**2) * asm.mass_data
-        if f_data is not None:
-            data = data - f_data
-        if asm.configuration_masses:
-            f_c, d_c = asm.mid_point_inertia(s.u, u1, s.v, dt)
-            inertia, data = inertia + f_c, data + d_c
+        inertia = asm.mass_times(a_m)
+        if f_data is not None and tangent:
+            data -= f_data
+        if director is not None:
+            # cubic-mass nodes: their inertia in director form, the rotary inertia's replacing J a_m
+            dd = asm.director_dofs
+            f_c, d_c = asm.mid_point_inertia(s.u, u1, s.v, s.stretch, dt, tangent)
+            inertia[dd] = director[3]
+            inertia += f_c
+            if tangent:
+                data += d_c
+                asm.add_director_diagonal(data, director[4] - 2.0 / dt**2 * asm.director_inertia)
         rd = asm.rotation_dofs
+        if rd.size and not tangent:
+            data = np.zeros(asm.nnz)            # the rotary blocks below are added and dropped
         if rd.size:
-            R0, R1, Om1 = rates
-            J = asm.rotary_inertia
-            JOm1 = np.einsum("nij,nj->ni", J, Om1)
-            y0 = np.einsum("nij,nj->ni", R0, JOm1)                        # R_n J Omega_{n+1}
-            y1 = np.einsum("nij,nj->ni", R1, JOm1)                        # pi_{n+1}
-            pi0 = np.einsum("nij,nj->ni", asm.spatial_inertia(s.u), s.v[rd])
-            inertia[rd] = (y1 - pi0) / dt
-            # d pi_{n+1} / dw = -G(w) hat(y_m) + R_{n+1} J (2 / dt) R_n^T
-            blocks = (-cayley_resolvent(d[rd]) @ skew(0.5 * (y0 + y1))
-                      + (2.0 / dt) * R1 @ J @ R0.transpose(0, 2, 1)) / dt
+            from flexmb.compiled.rigid import mid_point_rotary_terms
+
+            # (pi_{n+1} - pi_n) / dt and its derivative w.r.t. w (reference_mid_point_rotary_terms)
+            inertia[rd], blocks = mid_point_rotary_terms(*rates, asm.rotary_inertia, s.v[rd], d[rd], dt)
             data = data + asm.rotary_block_data(blocks)
         g = q_m - f_m + inertia
-        return StepResidual(g, data, self._scale(s, dt, u1, v1, q_m, f_m, inertia), f_m, d)
+        return StepResidual(g, data if tangent else None, self._scale(s, dt, u1, v1, q_m, f_m, inertia), f_m, d,
+                            v1, a_m)
 
     def work_increment(self, s: State, res: StepResidual, u1: np.ndarray) -> float:
-        return float((res.f_ext + self.reaction(res)) @ self.increment(s, u1))
+        d = res.increment if res.increment is not None else self.increment(s, u1)    # res is at u1
+        return float((res.f_ext + self.reaction(res)) @ d)
 
     def constraint_terms(self, s: State, dt: float, u1: np.ndarray, lam: np.ndarray,
                          res: StepResidual | None = None) -> ConstraintTerms:
@@ -304,23 +351,20 @@ class Newmark(Scheme):
 
     def _mass_times(self, u: np.ndarray, a: np.ndarray) -> np.ndarray:
         """M(u) a (n_dof,) with the constant and the configuration-dependent masses."""
-        out = self.asm.mass @ a
+        out = self.asm.mass_times(a)
         if self.asm.configuration_masses:
             zero = np.zeros_like(a)
             out += self.asm.end_point_inertia(u, zero, a)
         return out
 
     def _body_rates(self, s: State, dt: float, u1: np.ndarray, d: np.ndarray):
-        """theta (n_r, 3), R_n, R_{n+1}, Omega_{n+1}, A_{n+1} (body frame) of the rotating 3D nodes."""
+        """theta (n_r, 3), R_n, R_{n+1}, Omega_{n+1}, A_{n+1} (body frame) of the rotating 3D nodes
+        (compiled; specification :func:`reference_newmark_body_rates`)."""
+        from flexmb.compiled.rigid import newmark_body_rates
+
         rd = self.asm.rotation_dofs
-        R0, R1 = exp_map(s.u[rd]), exp_map(u1[rd])
-        R0T = R0.transpose(0, 2, 1)
-        Th = np.einsum("nij,nj->ni", R0T, d[rd])
-        Om0 = np.einsum("nij,nj->ni", R0T, s.v[rd])
-        A0 = np.einsum("nij,nj->ni", R0T, s.a[rd])
-        A1 = 4.0 * (Th - dt * Om0) / dt**2 - A0
-        Om1 = Om0 + 0.5 * dt * (A0 + A1)
-        return d[rd], R0, R1, Om1, A1
+        theta = d[rd]
+        return (theta, *newmark_body_rates(s.u[rd], u1[rd], theta, s.v[rd], s.a[rd], dt))
 
     def _motion(self, s: State, dt: float, u1: np.ndarray):
         """v1, a1 (n_dof,) and the rotating nodes' rates (or None)."""
@@ -339,35 +383,36 @@ class Newmark(Scheme):
     def kinematics(self, s: State, dt: float, u1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return self._motion(s, dt, u1)[:2]
 
-    def residual(self, s: State, dt: float, u1: np.ndarray) -> StepResidual:
+    def residual(self, s: State, dt: float, u1: np.ndarray, tangent: bool = True) -> StepResidual:
         asm = self.asm
         v1, a1, rates = self._motion(s, dt, u1)
-        q1, k_data = asm.force_and_tangent(u1)
+        if tangent:
+            q1, data = asm.force_and_tangent(u1, out=asm.scaled_mass_data(4.0 / dt**2))
+        else:
+            q1, data = asm.internal_force(u1), None
         f1 = asm.external_force(s.t + dt, u=u1)
-        inertia = asm.mass @ a1
-        data = k_data + (4.0 / dt**2) * asm.mass_data
-        if asm.configuration_loads:
-            data = data - asm.load_stiffness_data(u1, s.t + dt)
+        inertia = asm.mass_times(a1)
+        if asm.configuration_loads and tangent:
+            data -= asm.load_stiffness_data(u1, s.t + dt)
         if asm.configuration_masses:
             inertia = inertia + asm.end_point_inertia(u1, v1, a1)
-            data = data + asm.end_point_inertia_tangent(u1, v1, a1, 2.0 / dt, 4.0 / dt**2)
+            if tangent:
+                data += asm.end_point_inertia_tangent(u1, v1, a1, 2.0 / dt, 4.0 / dt**2)
         rd = asm.rotation_dofs
+        if rd.size and not tangent:
+            data = np.zeros(asm.nnz)            # the rotary blocks below are added and dropped
         if rd.size:
-            theta, R0, R1, Om1, A1 = rates
-            J = asm.rotary_inertia
-            JOm = np.einsum("nij,nj->ni", J, Om1)
-            y = np.einsum("nij,nj->ni", J, A1) + np.cross(Om1, JOm)
-            Ry = np.einsum("nij,nj->ni", R1, y)
-            inertia[rd] = Ry
-            # w.r.t. a spin of R_{n+1}: d theta = T(theta)^-1 dspin, dA = R_n^T dtheta 4/dt^2,
-            # dOmega = dA dt/2
-            dy = 4.0 / dt**2 * J + 2.0 / dt * (skew(Om1) @ J - skew(JOm))
-            blocks = -skew(Ry) + R1 @ dy @ R0.transpose(0, 2, 1) @ np.linalg.inv(tangent_operator(theta))
+            from flexmb.compiled.rigid import newmark_rotary_terms
+
+            # R_{n+1} (J A + Omega x J Omega) and its derivative w.r.t. a spin of R_{n+1}
+            # (reference_newmark_rotary_terms)
+            inertia[rd], blocks = newmark_rotary_terms(*rates, asm.rotary_inertia, dt)
             data = data + asm.rotary_block_data(blocks)
         g = q1 - f1 + inertia
         # external force over the step for the work balance: trapezoidal average
         f_avg = 0.5 * (asm.external_force(s.t, u=s.u) + f1)
-        return StepResidual(g, data, self._scale(s, dt, u1, v1, q1, f1, inertia), f_avg)
+        return StepResidual(g, data if tangent else None, self._scale(s, dt, u1, v1, q1, f1, inertia), f_avg,
+                            velocity=v1, acceleration=a1)
 
     def work_increment(self, s: State, res: StepResidual, u1: np.ndarray) -> float:
         return float((res.f_ext + 0.5 * (s.reaction + self.reaction(res))) @ self.increment(s, u1))
@@ -382,3 +427,60 @@ class Newmark(Scheme):
 
 
 SCHEMES = {"mid-point": MidPoint, "newmark": Newmark}
+
+
+# ------------------------------------------------- numpy specifications of compiled kernels
+def reference_mid_point_body_rates(psi0: np.ndarray, psi1: np.ndarray, w: np.ndarray, omega0: np.ndarray,
+                                   dt: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """R_n, R_{n+1} (n_r, 3, 3) and ``Omega_{n+1} = 2/dt R_n^T w - R_n^T omega_n`` (n_r, 3) from the
+    rotation vectors psi0, psi1, the Cayley parameters w and the angular velocity omega0 (n_r, 3).
+    Specification of :func:`flexmb.compiled.rigid.mid_point_body_rates` (MidPoint._body_rates),
+    kept for its tests."""
+    R0, R1 = reference_exp_map(psi0), reference_exp_map(psi1)
+    R0T = R0.transpose(0, 2, 1)
+    return R0, R1, 2.0 / dt * np.einsum("nij,nj->ni", R0T, w) - np.einsum("nij,nj->ni", R0T, omega0)
+
+
+def reference_mid_point_rotary_terms(R0: np.ndarray, R1: np.ndarray, Om1: np.ndarray, J: np.ndarray,
+                                     omega0: np.ndarray, w: np.ndarray, dt: float) -> tuple[np.ndarray, np.ndarray]:
+    """Inertia term ``(pi_{n+1} - pi_n) / dt`` (n_r, 3) of the mid-point momentum balance and its
+    derivative w.r.t. the Cayley parameters w, ``(-G(w) hat(y_m) + 2/dt R_{n+1} J R_n^T) / dt``
+    (n_r, 3, 3). Specification of :func:`flexmb.compiled.rigid.mid_point_rotary_terms`, kept for
+    its tests."""
+    JOm1 = np.einsum("nij,nj->ni", J, Om1)
+    y0 = np.einsum("nij,nj->ni", R0, JOm1)                        # R_n J Omega_{n+1}
+    y1 = np.einsum("nij,nj->ni", R1, JOm1)                        # pi_{n+1}
+    pi0 = np.einsum("nij,nj->ni", R0 @ J @ R0.transpose(0, 2, 1), omega0)
+    blocks = (-reference_cayley_resolvent(w) @ skew(0.5 * (y0 + y1))
+              + (2.0 / dt) * R1 @ J @ R0.transpose(0, 2, 1)) / dt
+    return (y1 - pi0) / dt, blocks
+
+
+def reference_newmark_body_rates(psi0: np.ndarray, psi1: np.ndarray, theta: np.ndarray, omega0: np.ndarray,
+                                 alpha0: np.ndarray, dt: float) -> tuple[np.ndarray, ...]:
+    """R_n, R_{n+1} (n_r, 3, 3), Omega_{n+1} and A_{n+1} (n_r, 3) of Newmark in the body frame from
+    the rotation vectors, the spin increment theta and the spatial angular velocity and
+    acceleration at the step's start. Specification of
+    :func:`flexmb.compiled.rigid.newmark_body_rates` (Newmark._body_rates), kept for its tests."""
+    R0, R1 = reference_exp_map(psi0), reference_exp_map(psi1)
+    R0T = R0.transpose(0, 2, 1)
+    Th = np.einsum("nij,nj->ni", R0T, theta)
+    Om0 = np.einsum("nij,nj->ni", R0T, omega0)
+    A0 = np.einsum("nij,nj->ni", R0T, alpha0)
+    A1 = 4.0 * (Th - dt * Om0) / dt**2 - A0
+    Om1 = Om0 + 0.5 * dt * (A0 + A1)
+    return R0, R1, Om1, A1
+
+
+def reference_newmark_rotary_terms(theta: np.ndarray, R0: np.ndarray, R1: np.ndarray, Om1: np.ndarray,
+                                   A1: np.ndarray, J: np.ndarray, dt: float) -> tuple[np.ndarray, np.ndarray]:
+    """Newmark's inertia moment ``R_{n+1} (J A_{n+1} + Omega_{n+1} x J Omega_{n+1})`` (n_r, 3) and
+    its derivative w.r.t. a spin of R_{n+1} (n_r, 3, 3): d theta = T(theta)^-1 dspin,
+    dA = R_n^T dtheta 4/dt^2, dOmega = dA dt/2. Specification of
+    :func:`flexmb.compiled.rigid.newmark_rotary_terms`, kept for its tests."""
+    JOm = np.einsum("nij,nj->ni", J, Om1)
+    y = np.einsum("nij,nj->ni", J, A1) + np.cross(Om1, JOm)
+    Ry = np.einsum("nij,nj->ni", R1, y)
+    dy = 4.0 / dt**2 * J + 2.0 / dt * (skew(Om1) @ J - skew(JOm))
+    blocks = -skew(Ry) + R1 @ dy @ R0.transpose(0, 2, 1) @ np.linalg.inv(reference_tangent_operator(theta))
+    return Ry, blocks

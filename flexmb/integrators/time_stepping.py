@@ -22,7 +22,8 @@ import numpy as np
 
 from flexmb.assembly import Assembly
 from flexmb.checks import FlexmbWarning, check_integrate
-from flexmb.integrators.newton import NewtonFailure, NewtonSettings, SingularJacobian, newton_solve
+from flexmb.integrators.newton import (MODIFIED_NEWTON_MIN_SIZE, NewtonFailure, NewtonSettings, SingularJacobian,
+                                       newton_solve)
 from flexmb.integrators.schemes import SCHEMES, Scheme, State
 from flexmb.model import Model, ModelError
 from flexmb.multibody.initial import check_initial_state
@@ -155,7 +156,8 @@ def integrate(model: Model | Assembly, dt: float, t_end: float, scheme: str = "m
                 state.t = t_target                               # no drift of the output times
                 if k % output_every == 0 or k == n_steps:
                     history.record(asm, state, its)
-                bar.update(state.t - t0, dt=f"{dt:.3g}", newton=its, cutbacks=history.cutbacks - cutbacks)
+                if bar.enabled:
+                    bar.update(state.t - t0, dt=f"{dt:.3g}", newton=its, cutbacks=history.cutbacks - cutbacks)
         except NewtonFailure as exc:
             message = (f"{scheme}: step to t = {state.t + dt:.6g} s failed after {max_cutbacks} "
                        f"cut-backs: {exc}")
@@ -197,9 +199,13 @@ def _restart_point(asm: Assembly, path: Path, scheme: str, dt: float, t0: float,
         raise ModelError(f"{where}: the run started at t0 = {history.meta['t0']:g} s (got t0 = {t0:g} s); leave t0 "
                          "out, a restart takes it from the file")
     cs = asm.constraints
+    stretch = history.stretch[-1].copy() if np.size(history.stretch[-1]) else None
+    if scheme == "mid-point" and asm.director_dofs.size and stretch is None:
+        raise ModelError(f"{where}: the file holds no director stretch rates for the model's cubic-mass beams "
+                         "(written by an older flexmb); run again from the start")
     state = State(float(history.t[-1]), history.u[-1].copy(), history.v[-1].copy(), history.a[-1].copy(),
                   history.reactions[-1].copy(), float(history.work[-1]), history.multipliers[-1].copy(),
-                  history.constraint_force[-1].copy() if cs is not None else None)
+                  history.constraint_force[-1].copy() if cs is not None else None, stretch=stretch)
     return history, state
 
 
@@ -271,7 +277,7 @@ def _verify_cutback(stepper: Scheme, s: State, dt: float, end: State, settings: 
                                           "the full step has no solution near the two half steps")
         return None
     strain = [asm.strain_energy(x.u) for x in (s, end, full)]
-    mechanical = [asm.kinetic_energy(x.v, x.u) + u for x, u in zip((end, full), strain[1:])]
+    mechanical = [asm.kinetic_energy(x.v, x.u, x.stretch) + u for x, u in zip((end, full), strain[1:])]
     scale = max(strain) + max(abs(end.work - s.work), abs(full.work - s.work))
     if abs(mechanical[0] - mechanical[1]) > CUTBACK_ENERGY_TOL * scale:
         return (f"K + U = {mechanical[0]:.8g} J after the two half steps but {mechanical[1]:.8g} J after the "
@@ -297,17 +303,17 @@ def _step(stepper: Scheme, s: State, dt: float, settings: NewtonSettings, histor
     cs = asm.constraints
     u1 = stepper.predict(s, dt) if guess is None else guess.u.copy()
     # fixed spatial rotations stay fixed through zero spins; the rest take their prescribed value
-    set_presc = ~np.isin(presc, asm.rotation_dofs)
+    set_presc = asm.prescribed_by_value
     u1[presc[set_presc]] = asm.prescribed_values(s.t + dt)[set_presc]
-    length = asm.model.characteristic_length
+    length = asm.characteristic_length
 
     last = {}                                   # Newton's last evaluation is at its solution
     lam_scale = [1.0]
 
-    def residual(x: np.ndarray):
+    def residual(x: np.ndarray, tangent: bool = True):
         u1[free] = x[:nf]
-        res = last["res"] = stepper.residual(s, dt, u1)
-        jac = asm.free_matrix(res.jacobian_data)
+        res = last["res"] = stepper.residual(s, dt, u1, tangent)
+        jac = asm.jacobian_matrix(res.jacobian_data) if tangent else None
         if cs is None:
             return res.g[free], jac, res.force_scale
         # with joints, Newton solves for (u_free, lambda / lambda_scale) the augmented system
@@ -318,7 +324,7 @@ def _step(stepper: Scheme, s: State, dt: float, settings: NewtonSettings, histor
         res.g = res.g + ct.force
         scale = max(res.force_scale, float(np.linalg.norm(ct.force[free])))
         kappa = 100.0 * scale / length
-        J = cs.augmented(ct, jac, asm.dofs.free_position, lam_scale[0], kappa)
+        J = cs.augmented(ct, jac, asm.dofs.free_position, lam_scale[0], kappa) if tangent else None
         return np.concatenate([res.g[free], kappa * ct.phi]), J, scale
 
     def update(x: np.ndarray, dx: np.ndarray) -> np.ndarray:
@@ -343,7 +349,9 @@ def _step(stepper: Scheme, s: State, dt: float, settings: NewtonSettings, histor
                                                         np.finfo(float).tiny)
         x0 = np.concatenate([x0, (s.lam if guess is None else guess.lam) / lam_scale[0]])
     try:
-        x, log = newton_solve(residual, x0, length, settings, update)
+        # without spatial rotations every unknown (and multiplier) is corrected additively
+        x, log = newton_solve(residual, x0, length, settings, update if asm.rotation_dofs.size else None,
+                              modified=x0.size >= MODIFIED_NEWTON_MIN_SIZE)
     except SingularJacobian as exc:
         if exc.iteration == 0:
             # singular at the predictor: structural (no smaller step changes it) unless mass
@@ -360,13 +368,17 @@ def _step(stepper: Scheme, s: State, dt: float, settings: NewtonSettings, histor
     u1[free] = x[:nf]
     if keep_logs:
         history.newton_logs.append(log)
-    logger.debug("t = %.6g s: %d Newton iterations (%s)\n%s", s.t + dt, log.iterations, log.criterion,
-                 log.format())
+    if logger.isEnabledFor(logging.DEBUG):
+        logger.debug("t = %.6g s: %d Newton iterations (%s)\n%s", s.t + dt, log.iterations, log.criterion,
+                     log.format())
     res = last["res"]
-    v1, a1 = stepper.kinematics(s, dt, u1)
+    # Newton's last residual was evaluated at its solution u1: its kinematics are the step's
+    v1, a1 = (res.velocity, res.acceleration) if res.velocity is not None else stepper.kinematics(s, dt, u1)
     work = s.work + stepper.work_increment(s, res, u1)
+    stretch = stepper.end_stretch(s, u1, dt)
     if cs is None:
-        return State(s.t + dt, u1, v1, a1, stepper.reaction(res), work), log.iterations
+        return State(s.t + dt, u1, v1, a1, stepper.reaction(res), work, stretch=stretch), log.iterations
     force = last["ct"].force
     work += stepper.constraint_work(s, force, u1)
-    return State(s.t + dt, u1, v1, a1, stepper.reaction(res), work, x[nf:] * lam_scale[0], force), log.iterations
+    return (State(s.t + dt, u1, v1, a1, stepper.reaction(res), work, x[nf:] * lam_scale[0], force, stretch=stretch),
+            log.iterations)

@@ -24,6 +24,12 @@ exactly for the step increment d (time-independent rows), so constraint forces d
 so ``G_m`` takes, per vector, the map ``E = [I, -hat(r_m)]`` (3D) or
 ``[I, sigma(dtheta) k x r_m]`` with ``sigma(x) = tan(x/2) / (x/2)`` (2D) in place of the
 Jacobian. End-point schemes (Newmark, statics) use the Jacobian C at the end of the step.
+
+Speed: values, vectors, the terms of :meth:`ConstraintSystem.evaluate`, the augmented Newton
+matrix and the joint reactions run compiled kernels (:mod:`flexmb.compiled.constraints`); the
+numpy ``reference_*`` methods (with the helpers ``_maps`` ... ``_tangent``) are their
+specification, kept for ``tests/test_compiled_constraints.py``. The row and column arrays of
+the triplets are fixed per model and computed once.
 """
 from __future__ import annotations
 
@@ -35,7 +41,7 @@ import scipy.sparse as sp
 from flexmb.dofs import DofMap
 from flexmb.model import ROTATION_NAMES, ModelError
 from flexmb.multibody.joints import Joint, Vector, joint_equations
-from flexmb.rotations import cayley_resolvent, exp_map, skew
+from flexmb.rotations import reference_cayley_resolvent, reference_exp_map, skew
 
 
 Triplets = tuple[np.ndarray, np.ndarray, np.ndarray]        # rows, columns, values of a sparse matrix
@@ -72,7 +78,8 @@ class ConstraintTerms:
 
 
 def _sigma(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """sigma(x) = tan(x/2)/(x/2) and its derivative, with series near 0."""
+    """sigma(x) = tan(x/2)/(x/2) and its derivative, with series near 0 (part of
+    :meth:`ConstraintSystem.reference_evaluate`)."""
     x = np.asarray(x, dtype=float)
     small = np.abs(x) < 1e-4
     xs = np.where(small, 1.0, x)
@@ -145,6 +152,37 @@ class ConstraintSystem:
         self.rhs_const = np.array(rhs_const, dtype=float)
         self._rhs_funs = rhs_funs
         self.rheonomic = bool(rhs_funs) or self.b_timed
+        self._constant_scales = None if self.b_timed else self._scale_values(0.0)
+        self._timed_values: dict[tuple[str, float], np.ndarray] = {}
+        self._pattern()
+        self._augmented_cache: tuple | None = None
+
+    def _pattern(self) -> None:
+        """Rows and columns of the triplets of G and C (the same) and of K, in the order the
+        kernel (and ``reference_evaluate``) produces their values; they do not change."""
+        dim = self.dim
+        rows = np.concatenate([self.l_row, self.b_row, self.b_row])
+        vecs = np.concatenate([self.l_vec, self.b_a, self.b_b])
+        cols = self.v_cols[vecs]
+        ok = cols >= 0
+        self._g_rows = np.concatenate([np.broadcast_to(rows[:, None], cols.shape)[ok], self.d_row])
+        self._g_cols = np.concatenate([cols[ok], self.d_dof])
+        k_rows, k_cols = [], []
+        for va, vb in ((self.b_a, self.b_b), (self.b_b, self.b_a)):
+            ca, cb = self.v_cols[va][:, :, None], self.v_cols[vb][:, None, :]
+            shape = (len(va), ca.shape[1], cb.shape[2])
+            ok = (ca >= 0) & (cb >= 0)
+            k_rows.append(np.broadcast_to(ca, shape)[ok])
+            k_cols.append(np.broadcast_to(cb, shape)[ok])
+        rc = self.v_cols[self.v_rotates, dim:]                                          # (n_rv, n_rot)
+        k_rows.append(np.repeat(rc, self.n_rot, axis=1).ravel())
+        k_cols.append(np.tile(rc, (1, self.n_rot)).ravel())
+        self._k_rows = np.concatenate(k_rows).astype(np.int64)
+        self._k_cols = np.concatenate(k_cols).astype(np.int64)
+        self._kernel_arrays = (np.ascontiguousarray(self.v_d), np.ascontiguousarray(self.v_X, dtype=float),
+                               np.ascontiguousarray(self.v_cols, dtype=np.int64), self.v_point, self.v_rotates,
+                               self.l_row, self.l_vec, np.ascontiguousarray(self.l_c), self.b_row, self.b_a,
+                               self.b_b, self.d_row, self.d_dof, self.d_c)
 
     def _vector_index(self, v: Vector, vectors: dict[Vector, int], dofs: DofMap, joint: Joint) -> int:
         if v.node >= 0 and not dofs.has_rotations[v.node] and (not v.point or np.any(np.abs(v.d) > 0)):
@@ -155,22 +193,108 @@ class ConstraintSystem:
 
     # ------------------------------------------------------------------ values
     def scales(self, t: float) -> np.ndarray:
-        """Coefficients s(t) of the bilinear terms (n_b,)."""
+        """Coefficients s(t) of the bilinear terms (n_b,); read-only (kept for the last times
+        asked: Newton asks for the same step ends at every iteration)."""
+        if self._constant_scales is not None:
+            return self._constant_scales
+        return self._timed("scales", t, self._scale_values)
+
+    def _scale_values(self, t: float) -> np.ndarray:
         return np.array([s(t) if callable(s) else s for s in self._b_scale], dtype=float)
 
     def rhs(self, t: float) -> np.ndarray:
+        """Right-hand sides f(t) (n_c,); read-only, kept like :meth:`scales`."""
+        if not self._rhs_funs:
+            return self.rhs_const
+        return self._timed("rhs", t, self._rhs_values)
+
+    def _rhs_values(self, t: float) -> np.ndarray:
         out = self.rhs_const.copy()
         for r, f in self._rhs_funs:
             out[r] = float(f(t))
         return out
 
-    def rotated(self, u: np.ndarray) -> np.ndarray:
-        """Body-fixed parts r = R d of every vector (n_v, dim) at the state u."""
+    def _timed(self, what: str, t: float, compute) -> np.ndarray:
+        """Values of the time functions at t, kept for the last few times (a step's two ends)."""
+        key = (what, float(t))
+        out = self._timed_values.get(key)
+        if out is None:
+            if len(self._timed_values) >= 8:
+                self._timed_values.clear()
+            out = self._timed_values[key] = compute(t)
+            out.flags.writeable = False
+        return out
+
+    def vectors(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Vector values P (n_v, dim) and their body-fixed parts r = R d (n_v, dim) at u."""
+        from flexmb.compiled import constraints as kernels
+
+        a = self._kernel_arrays
+        return kernels.vectors(np.ascontiguousarray(u, dtype=float), *a[:5])
+
+    def values(self, u: np.ndarray, t: float) -> np.ndarray:
+        """Phi(u, t) (n_c,)."""
+        from flexmb.compiled import constraints as kernels
+
+        u = np.ascontiguousarray(u, dtype=float)
+        a = self._kernel_arrays
+        P = kernels.vectors(u, *a[:5])[0]
+        return kernels.values(P, u, self.scales(t), self.rhs(t), *a[5:])
+
+    def time_derivative(self, u: np.ndarray, t: float, h: float = 1e-6) -> np.ndarray:
+        """dPhi/dt at fixed u (n_c,), by a central difference of the time functions."""
+        if not self.rheonomic:
+            return np.zeros(self.n)
+        return (self.values(u, t + h) - self.values(u, t - h)) / (2.0 * h)
+
+    def evaluate(self, u1: np.ndarray, t1: float, lam: np.ndarray, u0: np.ndarray | None = None,
+                 d: np.ndarray | None = None, t0: float | None = None) -> ConstraintTerms:
+        """Constraint terms at the end state u1 for multipliers lam (n_c,), by the compiled kernel
+        (:func:`flexmb.compiled.constraints.evaluate`; specification :meth:`reference_evaluate`).
+
+        End-point form (Newmark, statics): ``u0 = None``; increments are spins. Mid-point form:
+        the start state u0, the step increment d (n_dof,) of :meth:`MidPoint.increment`
+        (Cayley parameters at 3D rotations) and the start time t0.
+        """
+        from flexmb.compiled import constraints as kernels
+
+        u1 = np.ascontiguousarray(u1, dtype=float)
+        lam = np.ascontiguousarray(lam, dtype=float)
+        s1 = self.scales(t1)
+        mid = u0 is not None
+        if mid:
+            P0, r0 = self._start_vectors(u0)
+            sm = 0.5 * (self.scales(t0) + s1) if self.b_timed else s1
+            d = np.ascontiguousarray(d, dtype=float)
+        else:
+            P0 = r0 = self._no_vectors
+            sm, d = s1, u1
+        phi, force, g, c, k = kernels.evaluate(mid, u1, P0, r0, d, lam, s1, sm, self.rhs(t1), self.n_dof,
+                                               self._g_rows.size, self._k_rows.size, *self._kernel_arrays)
+        C = (self._g_rows, self._g_cols, c)
+        return ConstraintTerms(phi, force, (self._g_rows, self._g_cols, g) if mid else C, C,
+                               (self._k_rows, self._k_cols, k), self.n_dof)
+
+    @property
+    def _no_vectors(self) -> np.ndarray:
+        return np.zeros((0, self.dim))
+
+    def _start_vectors(self, u0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`vectors` at a step's start state, kept while Newton iterates on the step."""
+        key = u0.tobytes()
+        if getattr(self, "_start_key", None) != key:
+            self._start_key, self._start = key, self.vectors(u0)
+        return self._start
+
+    # ------------------------------------------------------- numpy specification
+    def reference_rotated(self, u: np.ndarray) -> np.ndarray:
+        """Body-fixed parts r = R d of every vector (n_v, dim) at the state u; part of the
+        numpy specification (``reference_*``) of the compiled kernels, kept for their tests."""
         r = self.v_d.copy()
         rot = self.v_rotates
         if self.dim == 3:
             if np.any(rot):
-                r[rot] = np.einsum("vij,vj->vi", exp_map(u[self.v_cols[rot, 3:]]), self.v_d[rot])
+                r[rot] = np.einsum("vij,vj->vi", reference_exp_map(u[self.v_cols[rot, 3:]]), self.v_d[rot])
         elif np.any(rot):
             th = u[self.v_cols[rot, 2]]
             c, s = np.cos(th), np.sin(th)
@@ -178,15 +302,15 @@ class ConstraintSystem:
             r[rot] = np.c_[c * d[:, 0] - s * d[:, 1], s * d[:, 0] + c * d[:, 1]]
         return r
 
-    def vectors(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Vector values P (n_v, dim) and their body-fixed parts r (n_v, dim) at u."""
-        r = self.rotated(u)
+    def reference_vectors(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Specification of :meth:`vectors` (numpy), kept for the tests."""
+        r = self.reference_rotated(u)
         x = self.v_X + np.where(self.v_cols[:, :self.dim] >= 0, u[np.maximum(self.v_cols[:, :self.dim], 0)], 0.0)
         return np.where(self.v_point[:, None], x + r, r), r
 
-    def values(self, u: np.ndarray, t: float) -> np.ndarray:
-        """Phi(u, t) (n_c,)."""
-        P = self.vectors(u)[0]
+    def reference_values(self, u: np.ndarray, t: float) -> np.ndarray:
+        """Specification of :meth:`values` (numpy), kept for the tests."""
+        P = self.reference_vectors(u)[0]
         return self._phi(P, u, self.scales(t), t)
 
     def _phi(self, P: np.ndarray, u: np.ndarray, s: np.ndarray, t: float) -> np.ndarray:
@@ -197,12 +321,6 @@ class ConstraintSystem:
         phi += np.bincount(self.b_row, s * np.einsum("ki,ki->k", P[self.b_a], P[self.b_b]), minlength=n)
         phi += np.bincount(self.d_row, self.d_c * u[self.d_dof], minlength=n)
         return phi - self.rhs(t)
-
-    def time_derivative(self, u: np.ndarray, t: float, h: float = 1e-6) -> np.ndarray:
-        """dPhi/dt at fixed u (n_c,), by a central difference of the time functions."""
-        if not self.rheonomic:
-            return np.zeros(self.n)
-        return (self.values(u, t + h) - self.values(u, t - h)) / (2.0 * h)
 
     # ------------------------------------------------------------ derivatives
     def _maps(self, r: np.ndarray, rot_block: np.ndarray) -> np.ndarray:
@@ -239,16 +357,13 @@ class ConstraintSystem:
         """M^T lambda (n_dof,) of a matrix given by triplets."""
         return np.bincount(m[1], m[2] * lam[m[0]], minlength=self.n_dof).astype(float)
 
-    def evaluate(self, u1: np.ndarray, t1: float, lam: np.ndarray, u0: np.ndarray | None = None,
-                 d: np.ndarray | None = None, t0: float | None = None) -> ConstraintTerms:
-        """Constraint terms at the end state u1 for multipliers lam (n_c,).
-
-        End-point form (Newmark, statics): ``u0 = None``; increments are spins. Mid-point form:
-        the start state u0, the step increment d (n_dof,) of :meth:`MidPoint.increment`
-        (Cayley parameters at 3D rotations) and the start time t0.
+    def reference_evaluate(self, u1: np.ndarray, t1: float, lam: np.ndarray, u0: np.ndarray | None = None,
+                           d: np.ndarray | None = None, t0: float | None = None) -> ConstraintTerms:
+        """Specification of :meth:`evaluate` in numpy (with the helpers ``_maps`` ... ``_tangent``
+        below), kept for the tests of the compiled kernel; the same arguments and results.
         """
         dim = self.dim
-        P1, r1 = self.vectors(u1)
+        P1, r1 = self.reference_vectors(u1)
         s1 = self.scales(t1)
         phi = self._phi(P1, u1, s1, t1)
         mid = u0 is not None
@@ -258,7 +373,7 @@ class ConstraintSystem:
             C = self._matrix(rows, vecs, g, M)
             return ConstraintTerms(phi, self._transpose_times(C, lam), C, C,
                                    self._tangent(rows, vecs, g, s1, lam, M, M, 1.0, r1, None), self.n_dof)
-        P0, r0 = self._start_vectors(u0)
+        P0, r0 = self.reference_vectors(u0)
         Pm, rm = 0.5 * (P0 + P1), 0.5 * (r0 + r1)
         sm = 0.5 * (self.scales(t0) + s1) if self.b_timed else s1
         rot = self.v_rotates
@@ -266,7 +381,7 @@ class ConstraintSystem:
             w = np.zeros((len(rm), 3))
             w[rot] = d[self.v_cols[rot, 3:]]
             end = np.zeros((len(rm), 3, 3))
-            end[rot] = -cayley_resolvent(w[rot]) @ skew(rm[rot])                  # dr_{n+1}/dw
+            end[rot] = -reference_cayley_resolvent(w[rot]) @ skew(rm[rot])                  # dr_{n+1}/dw
             discrete = -skew(rm)                                                  # r_{n+1} - r_n = w x r_m
             extra = w
         else:
@@ -287,13 +402,6 @@ class ConstraintSystem:
         G = self._matrix(rows, vecs, gm, E)
         return ConstraintTerms(phi, self._transpose_times(G, lam), G, C,
                                self._tangent(rows, vecs, gm, sm, lam, E, M1, 0.5, r1, (rm, extra)), self.n_dof)
-
-    def _start_vectors(self, u0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`vectors` at a step's start state, kept while Newton iterates on the step."""
-        key = u0.tobytes()
-        if getattr(self, "_start_key", None) != key:
-            self._start_key, self._start = key, self.vectors(u0)
-        return self._start
 
     def _tangent(self, rows: np.ndarray, vecs: np.ndarray, g: np.ndarray, s: np.ndarray, lam: np.ndarray,
                  E: np.ndarray, M: np.ndarray, half: float, r1: np.ndarray, mid) -> Triplets:
@@ -325,7 +433,7 @@ class ConstraintSystem:
                     blocks = skew(f[rot]) @ skew(r1[rot])
                 else:
                     rm, w = mid
-                    blocks = 0.5 * skew(f[rot]) @ cayley_resolvent(w[rot]) @ skew(rm[rot])
+                    blocks = 0.5 * skew(f[rot]) @ reference_cayley_resolvent(w[rot]) @ skew(rm[rot])
             else:
                 if mid is None:
                     blocks = -np.einsum("vi,vi->v", f[rot], r1[rot])[:, None, None]
@@ -342,26 +450,64 @@ class ConstraintSystem:
     def augmented(self, ct: ConstraintTerms, jacobian: sp.csc_matrix, free_position: np.ndarray,
                   lam_scale: float, kappa: float) -> sp.csc_matrix:
         """Newton matrix [[J + K, G^T lam_scale], [kappa C, 0]] on the free DOFs and the
-        multipliers, from the free-free FE part ``jacobian`` (n_f, n_f)."""
+        multipliers, from the free-free FE part ``jacobian`` (n_f, n_f).
+
+        Its sparsity pattern and the position of every FE entry and every triplet in its data
+        array are computed once (:meth:`_augmented_pattern`); each call only adds the values
+        (:func:`flexmb.compiled.constraints.augmented_data`) and puts them into one CSC object
+        kept with the pattern, as :meth:`Assembly.jacobian_matrix` does (building a scipy.sparse
+        matrix checks its arrays and costs more than the values): the object changes with the
+        next call; copy it to keep it.
+        """
+        from flexmb.compiled import constraints as kernels
+
+        jacobian = jacobian if jacobian.format == "csc" else jacobian.tocsc()
+        matrix, fe_pos, k_pos, g_pos, c_pos = self._augmented_pattern(ct, jacobian, free_position)
+        matrix.data = kernels.augmented_data(matrix.indices.size, np.ascontiguousarray(jacobian.data, dtype=float),
+                                             fe_pos, ct.k[2], k_pos, ct.g[2], g_pos, float(lam_scale), ct.c[2],
+                                             c_pos, float(kappa))
+        return matrix
+
+    def _augmented_pattern(self, ct: ConstraintTerms, jacobian: sp.csc_matrix, free_position: np.ndarray):
+        """The augmented matrix (CSC, values to be filled) and the data positions of the FE
+        entries and of the K, G and C triplets (-1 where a triplet's DOF is prescribed); computed
+        for the first FE pattern and this system's triplets, then reused while they stay the same."""
+        cache = self._augmented_cache
+        static = ct.k[0] is self._k_rows and ct.g[0] is self._g_rows and ct.c[0] is self._g_rows
+        if static and cache is not None and cache[0] is free_position:
+            indptr, indices = cache[1], cache[2]
+            if ((indptr is jacobian.indptr and indices is jacobian.indices)
+                    or (indptr.shape == jacobian.indptr.shape and indices.shape == jacobian.indices.shape
+                        and np.array_equal(indptr, jacobian.indptr) and np.array_equal(indices, jacobian.indices))):
+                return cache[3]
         nf = jacobian.shape[0]
-        fe = jacobian.tocoo()
-        fpos = free_position
-        blocks = [(fe.row, fe.col, fe.data)]
-        r, c, v = ct.k
-        rr, cc = fpos[r], fpos[c]
-        ok = (rr >= 0) & (cc >= 0)
-        blocks.append((rr[ok], cc[ok], v[ok]))
-        r, c, v = ct.g                                          # G^T: its columns become rows
-        cc = fpos[c]
-        ok = cc >= 0
-        blocks.append((cc[ok], nf + r[ok], lam_scale * v[ok]))
-        r, c, v = ct.c
-        cc = fpos[c]
-        ok = cc >= 0
-        blocks.append((nf + r[ok], cc[ok], kappa * v[ok]))
-        rows, cols, vals = (np.concatenate(x) for x in zip(*blocks))
         n = nf + self.n
-        return sp.csc_matrix((vals, (rows, cols)), shape=(n, n))
+        fpos = free_position
+        fe_rows = jacobian.indices.astype(np.int64)
+        fe_cols = np.repeat(np.arange(nf, dtype=np.int64), np.diff(jacobian.indptr))
+        kr, kc = fpos[ct.k[0]], fpos[ct.k[1]]
+        k_ok = (kr >= 0) & (kc >= 0)
+        gc = fpos[ct.g[1]]
+        g_ok = gc >= 0
+        cc = fpos[ct.c[1]]
+        c_ok = cc >= 0
+        rows = np.concatenate([fe_rows, kr[k_ok], gc[g_ok], nf + ct.c[0][c_ok]])
+        cols = np.concatenate([fe_cols, kc[k_ok], nf + ct.g[0][g_ok], cc[c_ok]])
+        unique, inverse = np.unique(cols * n + rows, return_inverse=True)
+        inverse = inverse.ravel().astype(np.int64)
+        split = np.cumsum([fe_rows.size, int(k_ok.sum()), int(g_ok.sum())])
+        positions = []
+        for ok, part in zip((k_ok, g_ok, c_ok), np.split(inverse, split)[1:]):
+            pos = np.full(ok.size, -1, dtype=np.int64)
+            pos[ok] = part
+            positions.append(pos)
+        indices = (unique % n).astype(np.int32)
+        indptr = np.concatenate([[0], np.cumsum(np.bincount(unique // n, minlength=n))]).astype(np.int32)
+        matrix = sp.csc_matrix((np.zeros(indices.size), indices, indptr), shape=(n, n))
+        pattern = (matrix, inverse[:split[0]], *positions)
+        if static:
+            self._augmented_cache = (free_position, jacobian.indptr, jacobian.indices, pattern)
+        return pattern
 
     # ---------------------------------------------------------------- reactions
     def joint_reactions(self, u: np.ndarray, lam: np.ndarray, t: float, dofs: DofMap
@@ -375,35 +521,71 @@ class ConstraintSystem:
         about the mid-step value from step to step, so average two steps for the forces at a
         step's end.
         """
-        dim, n_rot = self.dim, self.n_rot
-        rows, cols, vals = self.evaluate(u, t, np.zeros(self.n)).c
-        row_joint = np.repeat(np.arange(len(self.joints)), [r.stop - r.start for r in self.joint_rows])
-        sides = np.array([(j.b, 1.0) if j.b >= 0 else (j.a, -1.0) for j in self.joints])
-        node, sign = sides[:, 0].astype(np.int64), sides[:, 1]                 # (n_j,)
-        first = dofs.first[node]
-        # generalized force of each joint on its side's node DOFs: -(C^T lambda) there
-        local = cols - first[row_joint[rows]]
-        width = dim + n_rot * dofs.has_rotations[node[row_joint[rows]]]
-        ok = (local >= 0) & (local < width)
-        out = np.zeros((len(self.joints), dim + n_rot))
-        np.add.at(out, (row_joint[rows][ok], local[ok]), -vals[ok] * lam[rows][ok])
-        out *= sign[:, None]
-        result = []
-        for k, joint in enumerate(self.joints):
-            f, m = out[k, :dim], out[k, dim:]
-            R = self._node_rotation(u, int(node[k]), dofs)
-            lever = R @ (joint.at[:dim] - dofs.model.coordinates[node[k]])
-            m = m - (np.cross(lever, f) if dim == 3 else np.array([lever[0] * f[1] - lever[1] * f[0]]))
-            carried = (self._node_rotation(u, joint.a, dofs) if joint.a >= 0 else np.eye(dim)) @ joint.frame[:dim, :dim]
-            result.append((carried.T @ f, (carried.T @ m) if dim == 3 else m))
-        return result
+        from flexmb.compiled import constraints as kernels
 
-    def _node_rotation(self, u: np.ndarray, node: int, dofs: DofMap) -> np.ndarray:
-        """Rotation matrix (dim, dim) of a node (identity without rotations)."""
-        if not dofs.has_rotations[node]:
-            return np.eye(self.dim)
-        rot = u[dofs.first[node] + self.dim:dofs.first[node] + self.dim + self.n_rot]
-        if self.dim == 3:
-            return exp_map(rot)
-        c, s = np.cos(rot[0]), np.sin(rot[0])
-        return np.array([[c, -s], [s, c]])
+        row_joint, node, sign, first, width, lever0, frames, start_b, start_a = self._reaction_layout(dofs)
+        rows, cols, vals = self.evaluate(u, t, np.zeros(self.n)).c
+        forces, moments = kernels.joint_reactions(rows, cols, vals, np.ascontiguousarray(lam, dtype=float),
+                                                  np.ascontiguousarray(u, dtype=float), row_joint, first, width,
+                                                  sign, lever0, frames, start_b, start_a)
+        return list(zip(forces, moments))
+
+    def reference_joint_reactions(self, u: np.ndarray, lam: np.ndarray, t: float, dofs: DofMap
+                                  ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Specification of :meth:`joint_reactions` (numpy), kept for the tests."""
+        dim, n_rot = self.dim, self.n_rot
+        row_joint, node, sign, first, width, lever0, frames = self._reaction_layout(dofs)[:7]
+        rows, cols, vals = self.reference_evaluate(u, t, np.zeros(self.n)).c
+        # generalized force of each joint on its side's node DOFs: -(C^T lambda) there
+        joint_of = row_joint[rows]
+        local = cols - first[joint_of]
+        ok = (local >= 0) & (local < width[joint_of])
+        out = np.zeros((len(self.joints), dim + n_rot))
+        np.add.at(out, (joint_of[ok], local[ok]), -vals[ok] * lam[rows][ok])
+        out *= sign[:, None]
+        f, m = out[:, :dim], out[:, dim:]
+        lever = np.einsum("jik,jk->ji", self._reference_node_rotations(u, node, dofs), lever0)  # (n_j, dim)
+        carried = self._reference_node_rotations(u, np.array([j.a for j in self.joints]), dofs) @ frames
+        if dim == 3:
+            m = np.einsum("jik,ji->jk", carried, m - np.cross(lever, f))
+        else:
+            m = m - (lever[:, 0] * f[:, 1] - lever[:, 1] * f[:, 0])[:, None]
+        f = np.einsum("jik,ji->jk", carried, f)
+        return list(zip(f, m))
+
+    def _reaction_layout(self, dofs: DofMap) -> tuple[np.ndarray, ...]:
+        """Per constraint row its joint; per joint the node of the side the reaction acts on, the
+        sign (-1: side A, B being the ground), that node's first DOF and DOF count, the lever
+        from the node to the joint point in the reference orientation, the joint frame, and the
+        first rotation DOF of the side's node and of side A's node (-1: none, or the ground)."""
+        if getattr(self, "_reactions", None) is None:
+            dim = self.dim
+            row_joint = np.repeat(np.arange(len(self.joints)), [r.stop - r.start for r in self.joint_rows])
+            node = np.array([j.b if j.b >= 0 else j.a for j in self.joints], dtype=np.int64)
+            sign = np.array([1.0 if j.b >= 0 else -1.0 for j in self.joints])
+            width = dim + self.n_rot * dofs.has_rotations[node]
+            lever0 = np.array([j.at[:dim] for j in self.joints]).reshape(-1, dim) - dofs.model.coordinates[node]
+            frames = np.array([j.frame[:dim, :dim] for j in self.joints]).reshape(-1, dim, dim)
+            def rotation_start(nodes: np.ndarray) -> np.ndarray:
+                turns = (nodes >= 0) & dofs.has_rotations[np.maximum(nodes, 0)]
+                return np.where(turns, dofs.first[np.maximum(nodes, 0)] + dim, -1).astype(np.int64)
+
+            a = np.array([j.a for j in self.joints], dtype=np.int64)
+            self._reactions = (row_joint, node, sign, dofs.first[node].astype(np.int64), width.astype(np.int64),
+                               np.ascontiguousarray(lever0, dtype=float), np.ascontiguousarray(frames, dtype=float),
+                               rotation_start(node), rotation_start(a))
+        return self._reactions
+
+    def _reference_node_rotations(self, u: np.ndarray, nodes: np.ndarray, dofs: DofMap) -> np.ndarray:
+        """Rotation matrices (n, dim, dim) of nodes (n,) (identity without rotations or for -1,
+        the ground); part of :meth:`reference_joint_reactions`."""
+        dim = self.dim
+        R = np.tile(np.eye(dim), (len(nodes), 1, 1))
+        turns = (nodes >= 0) & dofs.has_rotations[np.maximum(nodes, 0)]
+        start = dofs.first[nodes[turns]] + dim
+        if dim == 3:
+            R[turns] = reference_exp_map(u[start[:, None] + np.arange(3)])
+        else:
+            c, s = np.cos(u[start]), np.sin(u[start])
+            R[turns] = np.stack([np.stack([c, -s], -1), np.stack([s, c], -1)], -2)
+        return R

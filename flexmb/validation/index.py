@@ -43,10 +43,15 @@ def _summary(e: IndexEntry) -> list[str]:
     passed = sum(c["passed"] for c in checks)
     ok = bool(checks) and passed == len(checks)
     return [e.name, e.title, f"{passed}/{len(checks)}", str(e.record.get("n_dof", "-")),
-            str(e.record.get("n_steps", "-")), f"{e.record.get('wall_s', 0.0):.1f}", "pass" if ok else "FAIL"]
+            str(e.record.get("n_steps", "-")), f"{e.record.get('wall_s', 0.0):.1f}", _fmt_time(e.record.get("cpu_s")),
+            "pass" if ok else "FAIL"]
 
 
-_SUMMARY_HEAD = ["case", "benchmark", "checks passed", "DOFs", "steps", "wall time (s)", "result"]
+def _fmt_time(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{seconds:.1f}"
+
+
+_SUMMARY_HEAD = ["case", "benchmark", "checks passed", "DOFs", "steps", "wall time (s)", "CPU time (s)", "result"]
 _CHECK_HEAD = ["quantity", "flexmb", "reference", "tolerance", "source", "result"]
 
 

@@ -1,0 +1,245 @@
+"""Cost of one Newton iteration of a time step against the model size, split into its parts.
+
+Models (mid-point scheme, ``flexmb.integrate``):
+
+* ``spin-up``: Simo's spin-up beam (:mod:`flexmb.validation.spin_up`), 2 cubic-mass ``Beam2D``
+  elements, prescribed hub angle, dt = 0.02 s (9 DOFs);
+* ``slider-crank``: Meijaard's slider-crank A (:mod:`flexmb.validation.slider_crank`), 2 cubic-mass
+  elements, 2560 steps per 8 rad;
+* ``frame N``: a planar frame of ``Beam2D`` elements (steel-like sections, cubic mass unless
+  ``--mass`` says otherwise), a square grid of columns and beams with its bottom row clamped,
+  falling under gravity with dt = 1e-3 s, with about N DOFs (1e2 ... 1e5).
+
+For each model a short run (``--steps`` steps, after one warm-up step) gives the cost per Newton
+iteration (CPU time of the process / iterations, so other processes on a shared machine count
+less than in wall time) and the iterations and factorisations per step. The parts are then timed
+on the state of the run's last step, each as the median of ``--repeat`` calls, and weighted by
+how often a step uses them:
+
+* ``kernel``: the element kernels on the gathered element arrays (mid-point force and tangent
+  per group and the cubic mass's mid-point inertia; modified Newton's residual-only iterations
+  with the residual-only forms);
+* ``assembly``: the scatter of their output into the global vector and the CSC data (and the
+  mass term of the Jacobian);
+* ``solve``: the factorisations (the first of a step with the pivot test) and the solves;
+* ``bookkeeping``: the rest of the measured iteration (the scheme's kinematics, residual terms,
+  momentum norms, Newton's logic, the predictor, prescribed values, recording the history).
+
+Frames from 200 DOFs on take modified Newton (``MODIFIED_NEWTON_MIN_SIZE``), whose residual-only
+iterations need the cubic mass's ``mid_point_inertia(..., tangent=False)``; ``--mass consistent``
+measures the loop without the cubic mass.
+
+Run ``python benchmarks/bench_newton_iteration.py [--sizes 1e2 1e3 1e4 1e5] [--steps 3]``;
+``--solvers`` times the linear solvers alone (dense compiled LU, SuperLU with each column
+ordering) on the frames' Jacobians, the measurement behind ``DENSE_LIMIT`` and
+``SPARSE_ORDERING`` in :mod:`flexmb.integrators.newton`. Prints tables; nothing is asserted.
+"""
+from __future__ import annotations
+
+import os
+
+for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_name, "1")              # one core, as the solver loop uses it
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+try:
+    import flexmb as fm
+except ModuleNotFoundError:                   # run from a source checkout without installing
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    import flexmb as fm
+
+from flexmb.integrators import newton as newton_module
+from flexmb.integrators.newton import Factorization
+
+
+def cpu_median(call: Callable[[], object], repeat: int) -> float:
+    """Median CPU time (s) of one call, over ``repeat`` timings of enough calls to last ~20 ms."""
+    call()
+    start = time.process_time()
+    call()
+    once = max(time.process_time() - start, 1e-6)
+    inner = max(1, int(0.02 / once))
+    times = []
+    for _ in range(repeat):
+        start = time.process_time()
+        for _ in range(inner):
+            call()
+        times.append((time.process_time() - start) / inner)
+    return statistics.median(times)
+
+
+# ------------------------------------------------------------------ models
+def spin_up_model() -> tuple[fm.Assembly, float, float, dict]:
+    from flexmb.validation.spin_up import build
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "validation"))
+    from spin_up_simo import PARAMETERS
+
+    asm, _ = build(PARAMETERS, 2)
+    return asm, 0.02, 0.0, {}
+
+
+def slider_crank_model() -> tuple[fm.Assembly, float, float, dict]:
+    from flexmb.validation.slider_crank import build
+
+    omega = 124.8
+    asm, v0, _ = build(2, omega)
+    t_end = 8.0 / omega
+    return asm, t_end / 2560, 0.0, {"v0": v0}
+
+
+def frame_model(n_dof: float, mass: str) -> tuple[fm.Assembly, float, float, dict]:
+    """Square grid frame with about n_dof DOFs: side nodes n, 3 n^2 DOFs, 2 n (n - 1) elements."""
+    n = max(2, int(round(np.sqrt(n_dof / 3.0))))
+    spacing = 3.0                                                   # m
+    xy = np.stack(np.meshgrid(np.arange(n) * spacing, np.arange(n) * spacing, indexing="xy"), -1).reshape(-1, 2)
+    model = fm.Model(dim=2)
+    nodes = model.add_nodes(xy)
+    grid = nodes.reshape(n, n)                                      # [row (height), column]
+    beams = np.c_[grid[:, :-1].ravel(), grid[:, 1:].ravel()]
+    columns = np.c_[grid[:-1, :].ravel(), grid[1:, :].ravel()]
+    model.add_beam2d(np.r_[beams, columns], EA=2.1e11 * 5e-3, EI=2.1e11 * 5e-5, rho_A=7850 * 5e-3,
+                     rho_I=7850 * 5e-5, mass=mass, name="frame")
+    for node in grid[0]:
+        model.fix(node)
+    model.set_gravity([0.0, -9.81])
+    return fm.Assembly(model), 1e-3, 0.0, {}
+
+
+# -------------------------------------------------------------- measuring
+def measure(label: str, asm: fm.Assembly, dt: float, t0: float, extra: dict, steps: int, repeat: int) -> dict:
+    t_start = t0
+    kw = dict(v0=extra.get("v0"), t0=t_start, progress=False, keep_newton_logs=True)
+    fm.integrate(asm, dt, t_start + dt, **kw)                        # warm-up (compilation, caches)
+    cpu = time.process_time()
+    h = fm.integrate(asm, dt, t_start + steps * dt, **kw)
+    cpu = time.process_time() - cpu
+    logs = h.newton_logs
+    iterations = sum(log.iterations for log in logs)
+    factorizations = sum(getattr(log, "factorizations", log.iterations) for log in logs)
+    # residual evaluations: full Newton evaluates residual and tangent iterations + 1 times per
+    # step; modified Newton the tangent once per factorisation and the residual alone otherwise
+    modified = any(getattr(log, "factorizations", log.iterations) < log.iterations for log in logs)
+    tangent_evals = factorizations if modified else iterations + len(logs)
+    residual_evals = iterations if modified else 0
+
+    # the parts, at the last state of the run and the next step's predictor
+    from flexmb.integrators.schemes import MidPoint
+
+    scheme = MidPoint(asm)
+    s = scheme.initial_state(h.t[-1], h.u[-1], h.v[-1])
+    u1 = scheme.predict(s, dt)
+    X, ue0, ue1 = asm._X, asm.gather(s.u), asm.gather(u1)
+    ed = asm._edofs
+
+    def kernel_tangent():
+        out = [g.mid_point_force_and_tangent(x, a, b) for g, x, a, b in zip(asm.groups, X, ue0, ue1)]
+        inertia = [k.mid_point_inertia(s.u[ed[i]], u1[ed[i]], s.v[ed[i]], s.stretch[ed[i][:, [2, 5]]], dt)
+                   for i, k in asm.configuration_masses]
+        return out, inertia
+
+    def kernel_residual():
+        out = [g.mid_point_force(x, a, b) for g, x, a, b in zip(asm.groups, X, ue0, ue1)]
+        inertia = [k.mid_point_inertia(s.u[ed[i]], u1[ed[i]], s.v[ed[i]], s.stretch[ed[i][:, [2, 5]]], dt, tangent=False)
+                   for i, k in asm.configuration_masses]
+        return out, inertia
+
+    out, inertia = kernel_tangent()
+
+    def assembly():
+        f = asm.vector([o[0] for o in out] + [F for F, _ in inertia])
+        data = asm.matrix_data([o[1] for o in out] + [J for _, J in inertia])
+        return f, data + (2.0 / dt**2) * asm.mass_data
+
+    J = asm.free_matrix(assembly()[1]).tocsc()
+    b = np.ones(J.shape[0])
+    lu = Factorization(J, pivots=False)
+    t_kt = cpu_median(kernel_tangent, repeat)
+    t_kr = cpu_median(kernel_residual, repeat) if modified else 0.0
+    t_as = cpu_median(assembly, repeat)
+    t_fp = cpu_median(lambda: Factorization(J, pivots=True), repeat)
+    t_ff = cpu_median(lambda: Factorization(J, pivots=False), repeat)
+    t_so = cpu_median(lambda: lu.solve(b), repeat)
+    per = 1.0 / iterations
+    kernel = (tangent_evals * t_kt + residual_evals * t_kr) * per
+    assembled = (tangent_evals + residual_evals) * t_as * per          # residual-only: over-estimate
+    solve = (len(logs) * t_fp + (factorizations - len(logs)) * t_ff + iterations * t_so) * per
+    total = cpu * per
+    return {"model": label, "dof": asm.n_free, "elements": sum(g.n_elements for g in asm.groups),
+            "its/step": iterations / len(logs), "LU/step": factorizations / len(logs), "total": total,
+            "kernel": kernel, "assembly": assembled, "solve": solve,
+            "bookkeeping": total - kernel - assembled - solve}
+
+
+def print_table(rows: list[dict]) -> None:
+    print(f"{'model':>14s} {'DOF':>7s} {'elem':>7s} {'its/step':>8s} {'LU/step':>7s} | per Newton iteration (ms, CPU): "
+          f"{'total':>9s} {'kernel':>9s} {'assembly':>9s} {'solve':>9s} {'bookkeep.':>9s}")
+    for r in rows:
+        parts = " ".join(f"{1e3 * r[k]:9.3f}" for k in ("total", "kernel", "assembly", "solve", "bookkeeping"))
+        print(f"{r['model']:>14s} {r['dof']:7d} {r['elements']:7d} {r['its/step']:8.2f} {r['LU/step']:7.2f} | "
+              f"{' ' * 32}{parts}")
+
+
+def solver_table(sizes: list[float], repeat: int) -> None:
+    """Dense compiled LU against SuperLU with each column ordering, on frame Jacobians."""
+    import scipy.sparse.linalg as spla
+
+    print(f"\n{'DOF':>7s} {'dense LU':>10s} " + " ".join(f"{o:>14s}" for o in ORDERINGS) + "   (ms, CPU: equilibrate + LU + solve)")
+    for size in sizes:
+        asm, dt, _, _ = frame_model(size, "consistent")
+        rng = np.random.default_rng(0)
+        u1 = 1e-3 * rng.standard_normal(asm.n_dof)
+        data = asm.mid_point_force_and_tangent(np.zeros(asm.n_dof), u1)[1] + (2.0 / dt**2) * asm.mass_data
+        J = asm.free_matrix(data).tocsc()
+        b = np.ones(J.shape[0])
+        row = []
+        if J.shape[0] <= 2000:
+            limit = newton_module.DENSE_LIMIT
+            newton_module.DENSE_LIMIT = J.shape[0]
+            row.append(cpu_median(lambda: Factorization(J).solve(b), repeat))
+            newton_module.DENSE_LIMIT = limit
+        else:
+            row.append(float("nan"))
+        B = newton_module.equilibrate(J)[0]
+        for ordering in ORDERINGS:
+            row.append(cpu_median(lambda: spla.splu(B, permc_spec=ordering).solve(b), repeat))
+        print(f"{J.shape[0]:7d} " + " ".join(f"{1e3 * t:10.3f}" if i == 0 else f"{1e3 * t:14.3f}"
+                                             for i, t in enumerate(row)))
+
+
+ORDERINGS = ("COLAMD", "MMD_AT_PLUS_A", "MMD_ATA", "NATURAL")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=float, nargs="*", default=[1e2, 1e3, 1e4, 1e5])
+    parser.add_argument("--steps", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--mass", default="cubic", choices=("cubic", "consistent", "lumped"))
+    parser.add_argument("--solvers", action="store_true", help="time the linear solvers alone")
+    parser.add_argument("--no-small", action="store_true", help="skip the spin-up and slider-crank")
+    args = parser.parse_args()
+    if args.solvers:
+        solver_table(args.sizes, args.repeat)
+        return
+    rows = []
+    if not args.no_small:
+        rows.append(measure("spin-up", *spin_up_model(), steps=max(args.steps, 50), repeat=args.repeat))
+        rows.append(measure("slider-crank", *slider_crank_model(), steps=max(args.steps, 50), repeat=args.repeat))
+    for size in args.sizes:
+        asm, dt, t0, extra = frame_model(size, args.mass)
+        steps = args.steps if asm.n_dof > 5000 else max(args.steps, 20)
+        rows.append(measure(f"frame {size:.0e}", asm, dt, t0, extra, steps, args.repeat))
+    print_table(rows)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,147 @@
+"""Compiled mid-point inertia of the planar cubic (Hermitian) mass, director form.
+
+Specification: :func:`flexmb.elements.hermite_mass2d.reference_mid_point_inertia` (formulas and
+their derivation in the docstring of :mod:`flexmb.elements.hermite_mass2d`).
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+#: Hermite mass coefficients over [x_p, d_p, x_q, d_q] (multiply by rho_A l0)
+_H = np.array([[156.0, 22.0, 54.0, -13.0], [22.0, 4.0, 13.0, -3.0],
+               [54.0, 13.0, 156.0, -22.0], [-13.0, -3.0, -22.0, 4.0]]) / 420.0
+
+
+@numba.njit(cache=True)
+def _sinc_and_derivative(x: float) -> tuple[float, float]:
+    """sin(x)/x and its derivative, with series near 0 (as ``_sinc``, ``_sinc_derivative``)."""
+    if abs(x) < 1e-4:
+        return 1.0 - x * x / 6.0 + x**4 / 120.0, -x / 3.0 + x**3 / 30.0
+    s, c = np.sin(x), np.cos(x)
+    return s / x, (c - s / x) / x
+
+
+@numba.njit(cache=True)
+def mid_point_inertia(alpha0, l0, mass, u0, u1, v0, stretch0, dt, F, J, tangent):
+    """F (n_el, 6) and, with ``tangent``, J = dF/du1 (n_el, 6, 6), written in place."""
+    H = _H
+    n_el = u0.shape[0]
+    qd0 = np.empty((4, 2))
+    qd1 = np.empty((4, 2))
+    dP = np.empty((4, 2))
+    b = np.empty((2, 2))
+    db = np.empty((2, 2))
+    n1 = np.empty((2, 2))
+    for e in range(n_el):
+        le, me = l0[e], mass[e]
+        for i in range(2):
+            k = 3 * i                                       # first DOF of node i
+            slot = 2 * i                                    # Q slot of x_i; its director is slot + 1
+            th0, th1 = u0[e, k + 2], u1[e, k + 2]
+            dth = th1 - th0
+            w0, s0 = v0[e, k + 2], stretch0[e, i]
+            c, s = np.cos(dth), np.sin(dth)
+            w1 = 2.0 / dt * s - w0 * c + s0 * s
+            s1 = 2.0 / dt * (1.0 - c) - s0 * c - w0 * s
+            phi0, phi1 = alpha0[e] + th0, alpha0[e] + th1
+            c0, sn0, c1, sn1 = np.cos(phi0), np.sin(phi0), np.cos(phi1), np.sin(phi1)
+            # Qdot of x_i and of d_i = l0 e(phi): ddot = l0 (s e + w n), n = (-sin, cos)
+            qd0[slot, 0], qd0[slot, 1] = v0[e, k], v0[e, k + 1]
+            qd1[slot, 0] = 2.0 * (u1[e, k] - u0[e, k]) / dt - v0[e, k]
+            qd1[slot, 1] = 2.0 * (u1[e, k + 1] - u0[e, k + 1]) / dt - v0[e, k + 1]
+            qd0[slot + 1, 0] = le * (s0 * c0 - w0 * sn0)
+            qd0[slot + 1, 1] = le * (s0 * sn0 + w0 * c0)
+            qd1[slot + 1, 0] = le * (s1 * c1 - w1 * sn1)
+            qd1[slot + 1, 1] = le * (s1 * sn1 + w1 * c1)
+            n1[i, 0], n1[i, 1] = -sn1, c1
+            # b = (d1 - d0) / dth = l0 sinc(dth/2) n(phi_m) and its derivative in dth
+            phim = 0.5 * (phi0 + phi1)
+            cm, sm = np.cos(phim), np.sin(phim)
+            sc, dsc = _sinc_and_derivative(0.5 * dth)
+            b[i, 0], b[i, 1] = -le * sc * sm, le * sc * cm
+            db[i, 0] = 0.5 * le * (-dsc * sm - sc * cm)
+            db[i, 1] = 0.5 * le * (dsc * cm - sc * sm)
+        for a in range(4):
+            for comp in range(2):
+                acc = 0.0
+                for bb in range(4):
+                    acc += H[a, bb] * (qd1[bb, comp] - qd0[bb, comp])
+                dP[a, comp] = me * acc
+        F[e, 0], F[e, 1] = dP[0, 0] / dt, dP[0, 1] / dt
+        F[e, 3], F[e, 4] = dP[2, 0] / dt, dP[2, 1] / dt
+        F[e, 2] = (b[0, 0] * dP[1, 0] + b[0, 1] * dP[1, 1]) / dt
+        F[e, 5] = (b[1, 0] * dP[3, 0] + b[1, 1] * dP[3, 1]) / dt
+        if not tangent:
+            continue
+        # dQdot1 / du1_j: a translation moves its slot by 2/dt, an angle its director by (2/dt) l0 n(phi1)
+        g = me * 2.0 / (dt * dt)
+        for j in range(6):
+            node, local = j // 3, j % 3
+            slot = 2 * node + (1 if local == 2 else 0)
+            for a in range(4):
+                if local == 2:
+                    vx, vy = g * H[a, slot] * le * n1[node, 0], g * H[a, slot] * le * n1[node, 1]
+                else:
+                    vx = g * H[a, slot] if local == 0 else 0.0
+                    vy = g * H[a, slot] if local == 1 else 0.0
+                if a == 0:
+                    J[e, 0, j], J[e, 1, j] = vx, vy
+                elif a == 2:
+                    J[e, 3, j], J[e, 4, j] = vx, vy
+                elif a == 1:
+                    J[e, 2, j] = b[0, 0] * vx + b[0, 1] * vy
+                else:
+                    J[e, 5, j] = b[1, 0] * vx + b[1, 1] * vy
+        J[e, 2, 2] += (db[0, 0] * dP[1, 0] + db[0, 1] * dP[1, 1]) / dt
+        J[e, 5, 5] += (db[1, 0] * dP[3, 0] + db[1, 1] * dP[3, 1]) / dt
+
+
+@numba.njit(cache=True)
+def director_step(dtheta, omega0, stretch0, J, dt, omega1, stretch1, domega1, force, dforce):
+    """Per director DOF: the director rule's omega_{n+1}, s_{n+1}, d omega_{n+1} / d dtheta and the
+    rotary inertia force in director form with its derivative, written in place (specification:
+    ``reference_director_rates`` and ``reference_rotary_inertia_force`` of
+    :mod:`flexmb.elements.hermite_mass2d`)."""
+    for k in range(dtheta.shape[0]):
+        x, w0, s0 = dtheta[k], omega0[k], stretch0[k]
+        c, s = np.cos(x), np.sin(x)
+        omega1[k] = 2.0 / dt * s - w0 * c + s0 * s
+        stretch1[k] = 2.0 / dt * (1.0 - c) - s0 * c - w0 * s
+        domega1[k] = 2.0 / dt * c + w0 * s + s0 * c
+        half = 0.5 * x
+        sc, dsc = _sinc_and_derivative(half)
+        full, dfull = _sinc_and_derivative(x)
+        a = 2.0 / dt + s0
+        force[k] = 2.0 * J[k] / dt * (half * sc * sc * a - w0 * full)
+        dforce[k] = 2.0 * J[k] / dt * ((0.5 * sc * sc + half * sc * dsc) * a - w0 * dfull)
+
+
+@numba.njit(cache=True)
+def energy_and_momentum(X, alpha0, l0, mass, u, v, stretch):
+    """Sums over the elements of T = 1/2 m Qdot^T H Qdot and L = m sum_ab H_ab Q_a x Qdot_b
+    (specification: ``HermiteMass2D.kinetic_energy`` and ``angular_momentum``)."""
+    H = _H
+    Q = np.empty((4, 2))
+    qd = np.empty((4, 2))
+    T, L = 0.0, 0.0
+    for e in range(u.shape[0]):
+        le = l0[e]
+        for i in range(2):
+            k, slot = 3 * i, 2 * i
+            phi = alpha0[e] + u[e, k + 2]
+            c, s = np.cos(phi), np.sin(phi)
+            w, st = v[e, k + 2], stretch[e, i]
+            Q[slot, 0], Q[slot, 1] = X[e, i, 0] + u[e, k], X[e, i, 1] + u[e, k + 1]
+            Q[slot + 1, 0], Q[slot + 1, 1] = le * c, le * s
+            qd[slot, 0], qd[slot, 1] = v[e, k], v[e, k + 1]
+            qd[slot + 1, 0] = le * (st * c - w * s)
+            qd[slot + 1, 1] = le * (st * s + w * c)
+        te, me = 0.0, 0.0
+        for a in range(4):
+            for b in range(4):
+                te += H[a, b] * (qd[a, 0] * qd[b, 0] + qd[a, 1] * qd[b, 1])
+                me += H[a, b] * (Q[a, 0] * qd[b, 1] - Q[a, 1] * qd[b, 0])
+        T += 0.5 * mass[e] * te
+        L += mass[e] * me
+    return T, L
