@@ -532,31 +532,20 @@ class Assembly:
             self._add_group_vector(f, i, F)
         return f, data
 
-    def end_point_inertia(self, u: np.ndarray, v: np.ndarray, a: np.ndarray) -> np.ndarray:
-        """Lagrange inertia force M(u) a + (dp/du) v - dT/du (n_dof,) of the configuration-dependent masses."""
+    def end_point_inertia(self, u: np.ndarray, v: np.ndarray, a: np.ndarray, dv_du: float = 0.0, da_du: float = 0.0,
+                          tangent: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
+        """Lagrange inertia force M(u) a + (dp/du) v - dT/du (n_dof,) of the configuration-dependent
+        masses and, with ``tangent``, its derivative along a scheme's kinematics (v, a moving with u
+        at the rates dv_du, da_du), data (nnz,) (else None)."""
         f = np.zeros(self.n_dof)
+        data = np.zeros(self.nnz) if tangent else None
         for i, kernels in self.configuration_masses:
             ed = self._edofs[i]
-            self._add_group_vector(f, i, kernels.end_point_force(u[ed], v[ed], a[ed]))
-        return f
-
-    def end_point_inertia_tangent(self, u: np.ndarray, v: np.ndarray, a: np.ndarray, dv_du: float,
-                                  da_du: float, h: float = 1e-7) -> np.ndarray:
-        """d(end_point_inertia)/du along a scheme's kinematics (v, a moving with u at the rates
-        dv_du, da_du), data (nnz,), by central differences per element DOF (the force itself
-        uses complex steps)."""
-        data = np.zeros(self.nnz)
-        for i, kernels in self.configuration_masses:
-            ed = self._edofs[i]
-            ue, ve, ae = u[ed], v[ed], a[ed]
-            J = np.empty(ue.shape + (ue.shape[1],))
-            for j in range(ue.shape[1]):
-                e = np.zeros_like(ue)
-                e[:, j] = h
-                J[:, :, j] = (kernels.end_point_force(ue + e, ve + dv_du * e, ae + da_du * e)
-                              - kernels.end_point_force(ue - e, ve - dv_du * e, ae - da_du * e)) / (2.0 * h)
-            self._add_group_matrix_data(data, i, J)
-        return data
+            F, J = kernels.end_point_inertia(u[ed], v[ed], a[ed], dv_du, da_du, tangent)
+            self._add_group_vector(f, i, F)
+            if tangent:
+                self._add_group_matrix_data(data, i, J)
+        return f, data
 
     def configuration_mass_data(self, u: np.ndarray) -> np.ndarray:
         """M(u) of the configuration-dependent masses, data (nnz,)."""

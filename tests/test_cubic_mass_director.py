@@ -138,6 +138,24 @@ def test_inertia_tends_to_the_lagrange_force_at_second_order(rng):
     assert 60 < errors[0] / errors[1] < 140, f"mid-point inertia not second order: {errors}"
 
 
+def test_compiled_end_point_inertia_equals_its_complex_step_reference(rng):
+    """Newmark's Lagrange inertia force in Q form against the complex-step spec (1e-12), and its
+    tangent along Newmark's kinematics against central differences."""
+    kernels, u, _, v, _ = _elements(rng)
+    a = 3.0 * rng.normal(size=u.shape)
+    dt = 0.01
+    cv, ca = 2.0 / dt, 4.0 / dt**2
+    F, J = kernels.end_point_inertia(u, v, a, cv, ca)
+    F_ref = kernels.end_point_force(u, v, a)
+    assert np.abs(F - F_ref).max() <= 1e-12 * np.abs(F_ref).max()
+    h = 1e-6
+    J_fd = np.stack([(kernels.end_point_force(u + h * e, v + cv * h * e, a + ca * h * e)
+                      - kernels.end_point_force(u - h * e, v - cv * h * e, a - ca * h * e)) / (2 * h)
+                     for e in np.eye(6)], axis=2)
+    assert np.abs(J - J_fd).max() < 1e-6 * np.abs(J).max()
+    assert kernels.end_point_inertia(u, v, a, tangent=False)[1] is None
+
+
 def _spinning_element(mass: str, omega: float):
     """One free, stiff cubic-mass element (10 m) spinning rigidly about its centre."""
     m = fm.Model(dim=2)

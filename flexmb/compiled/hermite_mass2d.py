@@ -145,3 +145,60 @@ def energy_and_momentum(X, alpha0, l0, mass, u, v, stretch):
         T += 0.5 * mass[e] * te
         L += mass[e] * me
     return T, L
+
+
+@numba.njit(cache=True)
+def end_point_inertia(alpha0, l0, mass, u, v, a, dv_du, da_du, F, J, tangent):
+    """Lagrange inertia force F = B^T m H Qddot (n_el, 6) at one state and, with ``tangent``, its
+    derivative along a scheme's kinematics, J = dF/du + dv_du dF/dv + da_du dF/da (n_el, 6, 6),
+    written in place; Qddot of a director is l0 (alpha n - omega^2 e) (specification:
+    ``HermiteMass2D.end_point_force``, by complex steps)."""
+    H = _H
+    qdd = np.empty((4, 2))
+    P = np.empty((4, 2))
+    e = np.empty((2, 2))
+    n = np.empty((2, 2))
+    dq = np.empty((6, 2))                       # d Qddot of the slot moved by DOF j, per DOF j
+    for el in range(u.shape[0]):
+        le, me = l0[el], mass[el]
+        for i in range(2):
+            k, slot = 3 * i, 2 * i
+            phi = alpha0[el] + u[el, k + 2]
+            c, s = np.cos(phi), np.sin(phi)
+            e[i, 0], e[i, 1], n[i, 0], n[i, 1] = c, s, -s, c
+            w, al = v[el, k + 2], a[el, k + 2]
+            qdd[slot, 0], qdd[slot, 1] = a[el, k], a[el, k + 1]
+            qdd[slot + 1, 0] = le * (al * n[i, 0] - w * w * c)
+            qdd[slot + 1, 1] = le * (al * n[i, 1] - w * w * s)
+            dq[k, 0], dq[k, 1] = da_du, 0.0
+            dq[k + 1, 0], dq[k + 1, 1] = 0.0, da_du
+            # d/dtheta l0 (alpha n - w^2 e) = l0 (-alpha e - w^2 n), d/dw = -2 l0 w e, d/dalpha = l0 n
+            for comp in range(2):
+                dq[k + 2, comp] = le * (-al * e[i, comp] - w * w * n[i, comp] - dv_du * 2.0 * w * e[i, comp]
+                                        + da_du * n[i, comp])
+        for sl in range(4):
+            for comp in range(2):
+                acc = 0.0
+                for b in range(4):
+                    acc += H[sl, b] * qdd[b, comp]
+                P[sl, comp] = me * acc
+        F[el, 0], F[el, 1], F[el, 3], F[el, 4] = P[0, 0], P[0, 1], P[2, 0], P[2, 1]
+        F[el, 2] = le * (n[0, 0] * P[1, 0] + n[0, 1] * P[1, 1])
+        F[el, 5] = le * (n[1, 0] * P[3, 0] + n[1, 1] * P[3, 1])
+        if not tangent:
+            continue
+        for j in range(6):
+            node, local = j // 3, j % 3
+            sj = 2 * node + (1 if local == 2 else 0)           # the slot DOF j moves
+            for sl in range(4):
+                gx, gy = me * H[sl, sj] * dq[j, 0], me * H[sl, sj] * dq[j, 1]
+                if sl == 0:
+                    J[el, 0, j], J[el, 1, j] = gx, gy
+                elif sl == 2:
+                    J[el, 3, j], J[el, 4, j] = gx, gy
+                elif sl == 1:
+                    J[el, 2, j] = le * (n[0, 0] * gx + n[0, 1] * gy)
+                else:
+                    J[el, 5, j] = le * (n[1, 0] * gx + n[1, 1] * gy)
+        J[el, 2, 2] -= le * (e[0, 0] * P[1, 0] + e[0, 1] * P[1, 1])
+        J[el, 5, 5] -= le * (e[1, 0] * P[3, 0] + e[1, 1] * P[3, 1])

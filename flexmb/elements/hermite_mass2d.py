@@ -245,8 +245,24 @@ class HermiteMass2D:
         return F, dF
 
     # ------------------------------------------------------------ end point
+    def end_point_inertia(self, u: np.ndarray, v: np.ndarray, a: np.ndarray, dv_du: float = 0.0, da_du: float = 0.0,
+                          tangent: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+        """The Lagrange inertia force at one state (n_el, 6), in Q form ``Bbar^T rho_A l0 m Qddot``
+        (the terms of dBbar/dt and dT/dq cancel for directors of constant length), and its
+        derivative along an end-point scheme's kinematics (v, a moving with u at the rates dv_du,
+        da_du), ``dF/du + dv_du dF/dv + da_du dF/da`` (n_el, 6, 6), or None without ``tangent``.
+        Compiled kernel; :meth:`end_point_force` is its specification."""
+        from flexmb.compiled import hermite_mass2d as compiled
+
+        F = np.empty(u.shape)
+        J = np.empty(u.shape + (6,)) if tangent else np.empty((0, 6, 6))
+        compiled.end_point_inertia(self.alpha0, self.l0, self.mass, u, v, a, dv_du, da_du, F, J, tangent)
+        return F, (J if tangent else None)
+
     def end_point_force(self, u: np.ndarray, v: np.ndarray, a: np.ndarray) -> np.ndarray:
-        """M a + (dp/dq) qdot - dT/dq (n_el, 6) at one state: the Lagrange inertia force."""
+        """M a + (dp/dq) qdot - dT/dq (n_el, 6) at one state: the Lagrange inertia force, by complex
+        steps of :meth:`momentum` and :meth:`kinetic_energy` (the specification of
+        :meth:`end_point_inertia`)."""
         F = self.momentum(u, a)                                                # M(q) a
         uc = u.astype(complex)
         # (dp/dq) qdot: directional complex-step derivative of p along qdot

@@ -308,7 +308,7 @@ class Newmark(Scheme):
         rhs = asm.external_force(t0, u=u0) - asm.internal_force(u0)
         data = asm.mass_data
         if asm.configuration_masses:
-            rhs -= asm.end_point_inertia(u0, v0, np.zeros_like(u0))
+            rhs -= asm.end_point_inertia(u0, v0, np.zeros_like(u0))[0]
             data = data + asm.configuration_mass_data(u0)
         rd = asm.rotation_dofs
         if rd.size:
@@ -354,7 +354,7 @@ class Newmark(Scheme):
         out = self.asm.mass_times(a)
         if self.asm.configuration_masses:
             zero = np.zeros_like(a)
-            out += self.asm.end_point_inertia(u, zero, a)
+            out += self.asm.end_point_inertia(u, zero, a)[0]
         return out
 
     def _body_rates(self, s: State, dt: float, u1: np.ndarray, d: np.ndarray):
@@ -395,9 +395,10 @@ class Newmark(Scheme):
         if asm.configuration_loads and tangent:
             data -= asm.load_stiffness_data(u1, s.t + dt)
         if asm.configuration_masses:
-            inertia = inertia + asm.end_point_inertia(u1, v1, a1)
+            f_c, d_c = asm.end_point_inertia(u1, v1, a1, 2.0 / dt, 4.0 / dt**2, tangent)
+            inertia = inertia + f_c
             if tangent:
-                data += asm.end_point_inertia_tangent(u1, v1, a1, 2.0 / dt, 4.0 / dt**2)
+                data += d_c
         rd = asm.rotation_dofs
         if rd.size and not tangent:
             data = np.zeros(asm.nnz)            # the rotary blocks below are added and dropped
