@@ -97,6 +97,7 @@ class Assembly:
         # their weight is not in the constant mass matrix: it is a configuration-dependent load
         self._weighed_configuration_masses = bool(self.configuration_masses) and bool(np.any(model.gravity))
         self._setup_directors()
+        self._planar_rotations = self.dofs.first[self.dofs.has_rotations] + 2 if model.dim == 2 else None
 
     @property
     def configuration_loads(self) -> bool:
@@ -593,12 +594,12 @@ class Assembly:
     def angular_momentum(self, u: np.ndarray, v: np.ndarray, stretch: np.ndarray | None = None) -> np.ndarray:
         """Angular momentum about the origin: (1,) in 2D, (3,) in 3D, kg m^2/s (``stretch`` as in
         :meth:`kinetic_energy`)."""
-        p = self.mass @ v
-        x = self.positions(u)
-        pt = p[self.dofs.translations()]                                   # (n_nodes, dim)
+        p = self.mass_times(v)
+        tr = self.dofs.translations()
+        x = self.model.coordinates + u[tr]
+        pt = p[tr]                                                         # (n_nodes, dim)
         if self.model.dim == 2:
-            rot = self.dofs.first[self.dofs.has_rotations] + 2
-            L = np.array([np.sum(x[:, 0] * pt[:, 1] - x[:, 1] * pt[:, 0]) + p[rot].sum()])
+            L = np.array([x[:, 0] @ pt[:, 1] - x[:, 1] @ pt[:, 0] + p[self._planar_rotations].sum()])
             for i, k in self.configuration_masses:
                 ed = self._edofs[i]
                 s = None if stretch is None else stretch[self._director_columns[i]]

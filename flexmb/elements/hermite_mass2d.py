@@ -92,9 +92,9 @@ def director_step(dtheta: np.ndarray, omega0: np.ndarray, stretch0: np.ndarray, 
     (:func:`reference_rotary_inertia_force`), from the compiled kernel."""
     from flexmb.compiled import hermite_mass2d as compiled
 
-    out = [np.empty(dtheta.shape) for _ in range(5)]
-    compiled.director_step(dtheta, omega0, stretch0, J, dt, *out)
-    return tuple(out)
+    out = np.empty((5,) + dtheta.shape)
+    compiled.director_step(dtheta, omega0, stretch0, J, dt, out[0], out[1], out[2], out[3], out[4])
+    return out[0], out[1], out[2], out[3], out[4]
 
 
 def reference_director_rates(dtheta: np.ndarray, omega0: np.ndarray, stretch0: np.ndarray, dt: float
