@@ -19,7 +19,7 @@ import flexmb as fm
 from flexmb.elements.hermite_mass2d import (HermiteMass2D, director_step, reference_director_rates,
                                             reference_mid_point_inertia, reference_rotary_inertia_force)
 from flexmb.integrators.newton import NewtonSettings
-from flexmb.integrators.schemes import MidPoint, State
+from flexmb.integrators.schemes import MidPoint
 from flexmb.integrators.time_stepping import _step
 from flexmb.results import ModelLayout, TimeHistory
 
