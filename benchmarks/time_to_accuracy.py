@@ -142,3 +142,66 @@ def format_table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
     return "\n".join(lines)
+
+
+@dataclass
+class Benchmark:
+    """What differs between the time-to-accuracy scripts; :func:`run_benchmark` does the rest."""
+
+    name: str                                            # cache file stem
+    description: str                                     # the script's one-line purpose (--help)
+    case_file: Path
+    targets: Sequence[Target]
+    reference: float
+    groups: dict[tuple[str, str], Sequence[int]]         # (scheme, mass) -> meshes; the first is the main one
+    steps_fine_to_coarse: Sequence[float]
+    solve: Callable[[int, float, str, str], float | None]
+    module: str                                          # the script's module name, for the whole-process runs
+    step_text: Callable[[float], str]                    # a step as written in the log ("dt 0.05 s")
+    step_cells: Callable[[Candidate], list[str]]         # step, steps run, value cells of a table row
+    header: Sequence[str]                                # the step and value columns of the table
+    caption: str                                         # printed above the table; {repeats} is filled in
+
+
+def run_benchmark(b: Benchmark) -> None:
+    """Command line (``--repeats``, ``--fresh``, ``--main-only``), the search per (scheme, mass),
+    the whole-process timing of each target's cheapest configuration, and the table."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=b.description)
+    parser.add_argument("--repeats", type=int, default=5, help="whole-process runs per configuration")
+    parser.add_argument("--fresh", action="store_true", help="ignore cached runs of the search")
+    parser.add_argument("--main-only", action="store_true", help="only the mid-point scheme with cubic mass")
+    args = parser.parse_args()
+    cache = RunCache(CACHE_DIR / f"{b.name}.json", source_fingerprint(b.case_file), args.fresh)
+    groups = list(b.groups.items())[:1] if args.main_only else list(b.groups.items())
+    b.solve(2, b.steps_fine_to_coarse[-1], "mid-point", "cubic")    # imports and first calls, untimed
+    rows = []
+    for (scheme, mass), meshes in groups:
+        print(f"search: {scheme}, {mass} mass, elements {meshes}, {b.step_text(b.steps_fine_to_coarse[0])} ... "
+              f"{b.step_text(b.steps_fine_to_coarse[-1])}", flush=True)
+
+        def run(n: int, step: float, scheme=scheme, mass=mass) -> dict:
+            return cache.get(f"{scheme}|{mass}|{n}|{step!r}", lambda: timed(lambda: b.solve(n, step, scheme, mass)))
+
+        found = search(meshes, b.steps_fine_to_coarse, b.targets, run)
+        for target in b.targets:
+            if not found[target]:
+                rows.append([target.label, scheme, mass, "none of " + ", ".join(map(str, meshes))]
+                            + ["-"] * (len(b.header) + 3))
+                continue
+            best = min(found[target], key=lambda c: c.cpu_s)
+            code = (f"import sys; sys.path.insert(0, 'benchmarks'); from {b.module} import solve; "
+                    f"print(repr(solve({best.n_elements}, {best.step!r}, {scheme!r}, {mass!r})))")
+            timing = whole_process(code, args.repeats)
+            others = ", ".join(f"{c.n_elements} el. {b.step_text(c.step)}" for c in found[target] if c is not best)
+            rows.append([target.label, scheme, mass, str(best.n_elements), *b.step_cells(best),
+                         f"{abs(best.value / b.reference - 1):.1e}", f"{best.cpu_s:.3f}",
+                         f"{timing['wall_s']:.2f} / {timing['cpu_s']:.2f}", others or "-"])
+            print(f"  {target.label}: {best.n_elements} el., {b.step_text(best.step)}: whole process "
+                  f"{timing['wall_s']:.2f} s wall, {timing['cpu_s']:.2f} s CPU (runs: "
+                  + ", ".join(f"{w:.2f}" for w in timing["wall_s_all"]) + f"; printed {timing['printed']})",
+                  flush=True)
+    print("\n" + b.caption.format(repeats=args.repeats) + "\n")
+    print(format_table(["target", "scheme", "mass", "elements", *b.header, "rel. error", "search run CPU (s)",
+                        "whole process wall / CPU (s)", "other robust meshes"], rows))

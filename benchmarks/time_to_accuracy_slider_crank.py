@@ -18,13 +18,11 @@ nothing. Runs of the search are cached (see ``time_to_accuracy.py``).
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from time_to_accuracy import CACHE_DIR, REPO, RunCache, Target, format_table, search, source_fingerprint, \
-    timed, whole_process  # noqa: E402
+from time_to_accuracy import REPO, Benchmark, Target, run_benchmark  # noqa: E402
 
 CONVERGED = 0.009762                                     # Exudyn 1.13.6 (refs README item 6)
 TARGETS = (Target(CONVERGED, 1e-2), Target(CONVERGED, 1e-3))
@@ -61,52 +59,15 @@ def solve(n_elements: int, steps_per_8_rad: int, scheme: str = "mid-point", mass
     return peak if np.isfinite(peak) else None
 
 
-def whole_process_code(n_elements: int, steps: int, scheme: str, mass: str) -> str:
-    return (f"import sys; sys.path.insert(0, 'benchmarks'); from time_to_accuracy_slider_crank import solve; "
-            f"print(repr(solve({n_elements}, {steps}, {scheme!r}, {mass!r})))")
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=5, help="whole-process runs per configuration")
-    parser.add_argument("--fresh", action="store_true", help="ignore cached runs of the search")
-    parser.add_argument("--main-only", action="store_true", help="only the mid-point scheme with cubic mass")
-    args = parser.parse_args()
-    cache = RunCache(CACHE_DIR / "time_to_accuracy_slider_crank.json", source_fingerprint(CASE_FILE), args.fresh)
-    groups = list(GROUPS.items())[:1] if args.main_only else list(GROUPS.items())
-    solve(2, STEPS_FINE_TO_COARSE[-1])                    # imports and first calls, outside the search's timings
-    rows = []
-    for (scheme, mass), meshes in groups:
-        print(f"search: {scheme}, {mass} mass, elements {meshes}, steps per 8 rad {STEPS_FINE_TO_COARSE[0]} ... "
-              f"{STEPS_FINE_TO_COARSE[-1]}", flush=True)
-
-        def run(n: int, steps: int, scheme=scheme, mass=mass) -> dict:
-            return cache.get(f"{scheme}|{mass}|{n}|{steps}", lambda: timed(lambda: solve(n, steps, scheme, mass)))
-
-        found = search(meshes, STEPS_FINE_TO_COARSE, TARGETS, run)
-        for target in TARGETS:
-            if not found[target]:
-                rows.append([target.label, scheme, mass, "none of " + ", ".join(map(str, meshes))] + ["-"] * 7)
-                continue
-            best = min(found[target], key=lambda c: c.cpu_s)
-            steps = int(best.step)
-            timing = whole_process(whole_process_code(best.n_elements, steps, scheme, mass), args.repeats)
-            others = ", ".join(f"{c.n_elements} el. {int(c.step)}" for c in found[target] if c is not best)
-            rows.append([target.label, scheme, mass, str(best.n_elements), str(steps),
-                         str(round(steps * TURN / 8.0)), f"{best.value:.6f}",
-                         f"{abs(best.value / CONVERGED - 1):.1e}", f"{best.cpu_s:.3f}",
-                         f"{timing['wall_s']:.2f} / {timing['cpu_s']:.2f}", others or "-"])
-            print(f"  {target.label}: {best.n_elements} el., {steps} steps per 8 rad: whole process "
-                  f"{timing['wall_s']:.2f} s wall, {timing['cpu_s']:.2f} s CPU (runs: "
-                  + ", ".join(f"{w:.2f}" for w in timing["wall_s_all"]) + f"; printed {timing['printed']})",
-                  flush=True)
-    print(f"\nSlider-crank A, first maximum of mid-span deflection / L vs 0.009762; {TURN} rad simulated; robust: "
-          f"the target holds at that step and at every smaller one down to t_end / {STEPS_FINE_TO_COARSE[0]}; "
-          f"whole process = python -c import + build + integrate + extract, median of {args.repeats}\n")
-    print(format_table(["target", "scheme", "mass", "elements", "steps per 8 rad", f"steps run ({TURN} rad)",
-                        "first maximum", "rel. error", "search run CPU (s)", "whole process wall / CPU (s)",
-                        "other robust meshes"], rows))
-
+BENCHMARK = Benchmark(
+    name="time_to_accuracy_slider_crank", description=__doc__.splitlines()[0], case_file=CASE_FILE,
+    targets=TARGETS, reference=CONVERGED, groups=GROUPS, steps_fine_to_coarse=STEPS_FINE_TO_COARSE, solve=solve,
+    module="time_to_accuracy_slider_crank", step_text=lambda steps: f"{int(steps)} steps per 8 rad",
+    step_cells=lambda c: [str(int(c.step)), str(round(c.step * TURN / 8.0)), f"{c.value:.6f}"],
+    header=["steps per 8 rad", f"steps run ({TURN} rad)", "first maximum"],
+    caption=(f"Slider-crank A, first maximum of mid-span deflection / L vs 0.009762; {TURN} rad simulated; robust: "
+             f"the target holds at that step and at every smaller one down to t_end / {STEPS_FINE_TO_COARSE[0]}; "
+             "whole process = python -c import + build + integrate + extract, median of {repeats}"))
 
 if __name__ == "__main__":
-    main()
+    run_benchmark(BENCHMARK)

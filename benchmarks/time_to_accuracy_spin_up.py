@@ -15,13 +15,11 @@ nothing. Runs of the search are cached (see ``time_to_accuracy.py``).
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from time_to_accuracy import CACHE_DIR, REPO, RunCache, Target, format_table, search, source_fingerprint, \
-    timed, whole_process  # noqa: E402
+from time_to_accuracy import REPO, Benchmark, Target, run_benchmark  # noqa: E402
 
 CONVERGED = -0.57384                                     # m, Exudyn 1.13.6 (refs README item 6)
 TARGETS = (Target(CONVERGED, 1e-2), Target(CONVERGED, 1e-3))
@@ -53,50 +51,15 @@ def solve(n_elements: int, dt: float, scheme: str = "mid-point", mass: str = "cu
     return extreme(t, tip_deflection(beam, t, h.positions()[:, nodes[-1]]))[1]
 
 
-def whole_process_code(n_elements: int, dt: float, scheme: str, mass: str) -> str:
-    return (f"import sys; sys.path.insert(0, 'benchmarks'); from time_to_accuracy_spin_up import solve; "
-            f"print(repr(solve({n_elements}, {dt!r}, {scheme!r}, {mass!r})))")
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=5, help="whole-process runs per configuration")
-    parser.add_argument("--fresh", action="store_true", help="ignore cached runs of the search")
-    parser.add_argument("--main-only", action="store_true", help="only the mid-point scheme with cubic mass")
-    args = parser.parse_args()
-    cache = RunCache(CACHE_DIR / "time_to_accuracy_spin_up.json", source_fingerprint(CASE_FILE), args.fresh)
-    groups = list(GROUPS.items())[:1] if args.main_only else list(GROUPS.items())
-    solve(2, DT_FINE_TO_COARSE[-1])                          # imports and first calls, outside the search's timings
-    rows = []
-    for (scheme, mass), meshes in groups:
-        print(f"search: {scheme}, {mass} mass, elements {meshes}, dt {DT_FINE_TO_COARSE[0]} ... "
-              f"{DT_FINE_TO_COARSE[-1]} s", flush=True)
-
-        def run(n: int, dt: float, scheme=scheme, mass=mass) -> dict:
-            return cache.get(f"{scheme}|{mass}|{n}|{dt!r}", lambda: timed(lambda: solve(n, dt, scheme, mass)))
-
-        found = search(meshes, DT_FINE_TO_COARSE, TARGETS, run)
-        for target in TARGETS:
-            if not found[target]:
-                rows.append([target.label, scheme, mass, "none of " + ", ".join(map(str, meshes))] + ["-"] * 7)
-                continue
-            best = min(found[target], key=lambda c: c.cpu_s)
-            timing = whole_process(whole_process_code(best.n_elements, best.step, scheme, mass), args.repeats)
-            others = ", ".join(f"{c.n_elements} el. {c.step:g} s" for c in found[target] if c is not best)
-            rows.append([target.label, scheme, mass, str(best.n_elements), f"{best.step:g}",
-                         str(round(20.0 / best.step)), f"{best.value:.5f}",
-                         f"{abs(best.value / CONVERGED - 1):.1e}", f"{best.cpu_s:.2f}",
-                         f"{timing['wall_s']:.2f} / {timing['cpu_s']:.2f}", others or "-"])
-            print(f"  {target.label}: {best.n_elements} el., dt {best.step:g} s: whole process "
-                  f"{timing['wall_s']:.2f} s wall, {timing['cpu_s']:.2f} s CPU (runs: "
-                  + ", ".join(f"{w:.2f}" for w in timing["wall_s_all"]) + f"; printed {timing['printed']})",
-                  flush=True)
-    print("\nSpin-up (Simo), extreme tip deflection vs -0.57384 m; robust: the target holds at dt and at every "
-          f"smaller dt down to {DT_FINE_TO_COARSE[0]} s; whole process = python -c import + build + integrate "
-          f"to 20 s + extract, median of {args.repeats}\n")
-    print(format_table(["target", "scheme", "mass", "elements", "dt (s)", "steps", "extreme (m)", "rel. error",
-                        "search run CPU (s)", "whole process wall / CPU (s)", "other robust meshes"], rows))
-
+BENCHMARK = Benchmark(
+    name="time_to_accuracy_spin_up", description=__doc__.splitlines()[0], case_file=CASE_FILE, targets=TARGETS,
+    reference=CONVERGED, groups=GROUPS, steps_fine_to_coarse=DT_FINE_TO_COARSE, solve=solve,
+    module="time_to_accuracy_spin_up", step_text=lambda dt: f"dt {dt:g} s",
+    step_cells=lambda c: [f"{c.step:g}", str(round(20.0 / c.step)), f"{c.value:.5f}"],
+    header=["dt (s)", "steps", "extreme (m)"],
+    caption=("Spin-up (Simo), extreme tip deflection vs -0.57384 m; robust: the target holds at dt and at every "
+             f"smaller dt down to {DT_FINE_TO_COARSE[0]} s; whole process = python -c import + build + integrate "
+             "to 20 s + extract, median of {repeats}"))
 
 if __name__ == "__main__":
-    main()
+    run_benchmark(BENCHMARK)
