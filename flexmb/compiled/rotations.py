@@ -40,14 +40,6 @@ def norm3(v) -> float:
 
 
 @jit
-def skew_into(v, S) -> None:
-    """S (3, 3) = hat(v)."""
-    S[0, 0], S[0, 1], S[0, 2] = 0.0, -v[2], v[1]
-    S[1, 0], S[1, 1], S[1, 2] = v[2], 0.0, -v[0]
-    S[2, 0], S[2, 1], S[2, 2] = -v[1], v[0], 0.0
-
-
-@jit
 def _identity_plus(v, a: float, b: float, out) -> None:
     """out (3, 3) = I + a hat(v) + b hat(v)^2; hat(v)^2 = v v^T - |v|^2 I, its diagonal written
     as -(v_j^2 + v_k^2) (no cancellation near an axis)."""
