@@ -3,36 +3,44 @@
 Models (mid-point scheme, ``flexmb.integrate``):
 
 * ``spin-up``: Simo's spin-up beam (:mod:`flexmb.validation.spin_up`), 2 cubic-mass ``Beam2D``
-  elements, prescribed hub angle, dt = 0.02 s (9 DOFs);
+  elements, prescribed hub angle, dt = 0.02 s (6 free DOFs);
 * ``slider-crank``: Meijaard's slider-crank A (:mod:`flexmb.validation.slider_crank`), 2 cubic-mass
   elements, 2560 steps per 8 rad;
 * ``frame N``: a planar frame of ``Beam2D`` elements (steel-like sections, cubic mass unless
   ``--mass`` says otherwise), a square grid of columns and beams with its bottom row clamped,
   falling under gravity with dt = 1e-3 s, with about N DOFs (1e2 ... 1e5).
 
-For each model a short run (``--steps`` steps, after one warm-up step) gives the cost per Newton
-iteration (CPU time of the process / iterations, so other processes on a shared machine count
-less than in wall time) and the iterations and factorisations per step. The parts are then timed
-on the state of the run's last step, each as the median of ``--repeat`` calls, and weighted by
-how often a step uses them:
+For each model a run of ``--steps`` steps (at least 50 for the small models and 20 for frames
+below 5000 DOFs), after one warm-up step, gives the cost per Newton iteration: the CPU time of
+the whole ``integrate`` call (its start checks, every step and the recording of every step)
+divided by the iterations, so other processes on a shared machine count less than in wall
+time. ``set-up`` is the CPU time of ``integrate`` over one step minus one step's share of the
+run: what every call pays once (argument and start checks, the result's layout, the first
+record). The parts are then timed on the state of the run's last step, each as the median of
+``--repeat`` calls, and weighted by how often a step uses them (per iteration):
 
-* ``kernel``: the element kernels on the gathered element arrays (mid-point force and tangent
-  per group and the cubic mass's mid-point inertia; modified Newton's residual-only iterations
-  with the residual-only forms);
-* ``assembly``: the scatter of their output into the global vector and the CSC data (and the
-  mass term of the Jacobian);
-* ``solve``: the factorisations (the first of a step with the pivot test) and the solves;
-* ``bookkeeping``: the rest of the measured iteration (the scheme's kinematics, residual terms,
-  momentum norms, Newton's logic, the predictor, prescribed values, recording the history).
+* ``newton``: the Newton solves. The small models (one planar beam group, no joints, dense LU)
+  solve a step in one compiled call (``MidPoint.solve_step``, kernels, assembly, LU and Newton's
+  loop together), timed as such; the others call the element kernels, the assembly and the
+  solver from Python's ``newton_solve``, whose parts are timed and printed as ``kernel`` (the
+  mid-point force and tangent per group and the cubic mass's mid-point inertia; modified
+  Newton's residual-only iterations with the residual-only forms), ``assembly`` (the scatter of
+  their output into the global vector and the CSC data) and ``solve`` (the factorisations, the
+  first of a step with the pivot test, and the solves); ``newton`` is their sum there;
+* ``record``: recording a step (``TimeHistory.record``: energies, angular momentum, section
+  forces and the copies of the state);
+* ``rest``: the remainder (the step loop: predictor, prescribed values, the end-of-step state and
+  work; for the frames also Newton's own logic and the scheme's kinematics around the kernels).
 
 Frames from 200 DOFs on take modified Newton (``MODIFIED_NEWTON_MIN_SIZE``), whose residual-only
 iterations need the cubic mass's ``mid_point_inertia(..., tangent=False)``; ``--mass consistent``
 measures the loop without the cubic mass.
 
-Run ``python benchmarks/bench_newton_iteration.py [--sizes 1e2 1e3 1e4 1e5] [--steps 3]``;
-``--solvers`` times the linear solvers alone (dense compiled LU, SuperLU with each column
-ordering) on the frames' Jacobians, the measurement behind ``DENSE_LIMIT`` and
-``SPARSE_ORDERING`` in :mod:`flexmb.integrators.newton`. Prints tables; nothing is asserted.
+Run ``python benchmarks/bench_newton_iteration.py [--sizes 1e2 1e3 1e4 1e5] [--steps 3]``
+(``--sizes`` with no value: the small models only); ``--solvers`` times the linear solvers alone
+(dense compiled LU, SuperLU with each column ordering) on the frames' Jacobians, the measurement
+behind ``DENSE_LIMIT`` and ``SPARSE_ORDERING`` in :mod:`flexmb.integrators.newton`. Prints tables;
+nothing is asserted.
 """
 from __future__ import annotations
 
@@ -122,6 +130,7 @@ def measure(label: str, asm: fm.Assembly, dt: float, t0: float, extra: dict, ste
     cpu = time.process_time()
     h = fm.integrate(asm, dt, t_start + steps * dt, **kw)
     cpu = time.process_time() - cpu
+    one_step = statistics.median(_cpu(lambda: fm.integrate(asm, dt, t_start + dt, **kw)) for _ in range(repeat))
     logs = h.newton_logs
     iterations = sum(log.iterations for log in logs)
     factorizations = sum(getattr(log, "factorizations", log.iterations) for log in logs)
@@ -130,13 +139,28 @@ def measure(label: str, asm: fm.Assembly, dt: float, t0: float, extra: dict, ste
     modified = any(getattr(log, "factorizations", log.iterations) < log.iterations for log in logs)
     tangent_evals = factorizations if modified else iterations + len(logs)
     residual_evals = iterations if modified else 0
+    per = 1.0 / iterations
 
     # the parts, at the last state of the run and the next step's predictor
     from flexmb.integrators.schemes import MidPoint
 
     scheme = MidPoint(asm)
     s = scheme.initial_state(h.t[-1], h.u[-1], h.v[-1])
+    s.stretch = h.stretch[-1] if np.size(h.stretch[-1]) else None
     u1 = scheme.predict(s, dt)
+    u1[asm.dofs.prescribed] = asm.prescribed_values(s.t + dt)
+    history = fm.TimeHistory("mid-point", dt, fm.ModelLayout.from_assembly(asm))
+    record = cpu_median(lambda: history.record(asm, s, 2), repeat) * len(logs) * per
+    row = {"model": label, "dof": asm.n_free, "elements": sum(g.n_elements for g in asm.groups),
+           "its/step": iterations / len(logs), "LU/step": factorizations / len(logs), "total": cpu * per,
+           "set-up": one_step - cpu / steps, "record": record}
+    settings = fm.NewtonSettings()
+    if scheme.solve_step(s, dt, u1.copy(), settings, asm.characteristic_length) is not None:
+        row["newton"] = cpu_median(lambda: scheme.solve_step(s, dt, u1.copy(), settings, asm.characteristic_length),
+                                   repeat) * len(logs) * per
+        row["rest"] = row["total"] - row["newton"] - record
+        return row
+
     X, ue0, ue1 = asm._X, asm.gather(s.u), asm.gather(u1)
     ed = asm._edofs
 
@@ -168,24 +192,34 @@ def measure(label: str, asm: fm.Assembly, dt: float, t0: float, extra: dict, ste
     t_fp = cpu_median(lambda: Factorization(J, pivots=True), repeat)
     t_ff = cpu_median(lambda: Factorization(J, pivots=False), repeat)
     t_so = cpu_median(lambda: lu.solve(b), repeat)
-    per = 1.0 / iterations
-    kernel = (tangent_evals * t_kt + residual_evals * t_kr) * per
-    assembled = (tangent_evals + residual_evals) * t_as * per          # residual-only: over-estimate
-    solve = (len(logs) * t_fp + (factorizations - len(logs)) * t_ff + iterations * t_so) * per
-    total = cpu * per
-    return {"model": label, "dof": asm.n_free, "elements": sum(g.n_elements for g in asm.groups),
-            "its/step": iterations / len(logs), "LU/step": factorizations / len(logs), "total": total,
-            "kernel": kernel, "assembly": assembled, "solve": solve,
-            "bookkeeping": total - kernel - assembled - solve}
+    row["kernel"] = (tangent_evals * t_kt + residual_evals * t_kr) * per
+    row["assembly"] = (tangent_evals + residual_evals) * t_as * per          # residual-only: over-estimate
+    row["solve"] = (len(logs) * t_fp + (factorizations - len(logs)) * t_ff + iterations * t_so) * per
+    row["newton"] = row["kernel"] + row["assembly"] + row["solve"]
+    row["rest"] = row["total"] - row["newton"] - record
+    return row
+
+
+def _cpu(call: Callable[[], object]) -> float:
+    """CPU time (s) of one call."""
+    start = time.process_time()
+    call()
+    return time.process_time() - start
+
+
+COLUMNS = ("total", "newton", "kernel", "assembly", "solve", "record", "rest")
 
 
 def print_table(rows: list[dict]) -> None:
-    print(f"{'model':>14s} {'DOF':>7s} {'elem':>7s} {'its/step':>8s} {'LU/step':>7s} | per Newton iteration (ms, CPU): "
-          f"{'total':>9s} {'kernel':>9s} {'assembly':>9s} {'solve':>9s} {'bookkeep.':>9s}")
+    print(f"{'model':>14s} {'DOF':>7s} {'elem':>7s} {'its/step':>8s} {'LU/step':>7s} {'set-up':>8s} | per Newton "
+          "iteration (us, CPU): " + " ".join(f"{c:>8s}" for c in COLUMNS))
     for r in rows:
-        parts = " ".join(f"{1e3 * r[k]:9.3f}" for k in ("total", "kernel", "assembly", "solve", "bookkeeping"))
-        print(f"{r['model']:>14s} {r['dof']:7d} {r['elements']:7d} {r['its/step']:8.2f} {r['LU/step']:7.2f} | "
-              f"{' ' * 32}{parts}")
+        parts = " ".join(f"{1e6 * r[k]:8.1f}" if k in r else f"{'-':>8s}" for k in COLUMNS)
+        print(f"{r['model']:>14s} {r['dof']:7d} {r['elements']:7d} {r['its/step']:8.2f} {r['LU/step']:7.2f} "
+              f"{1e3 * r['set-up']:6.2f}ms | {' ' * 21}{parts}")
+    print("newton: the Newton solves (one compiled call per step where it applies, '-': its parts are inside it; "
+          "else kernel + assembly + solve);\nrecord: recording the steps; rest: the step loop around them (for the "
+          "frames also Newton's own logic); set-up: what one integrate call costs besides its steps.")
 
 
 def solver_table(sizes: list[float], repeat: int) -> None:

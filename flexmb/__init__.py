@@ -12,6 +12,7 @@ from flexmb.assembly import Assembly
 from flexmb.checks import FlexmbWarning, UserFunctionError
 from flexmb.dofs import DofMap
 from flexmb.elements import Beam2D, Beam3D, ElementGroup, Truss
+from flexmb.elements.shell3 import Shell3
 from flexmb.integrators import BranchChangeError, NewtonSettings, TimeHistory, TimeIntegrationError, integrate
 from flexmb.integrators.partitioned import ClosingVariant, PartitionedRun, integrate_closing, integrate_partitioned
 from flexmb.model import Model, ModelError
@@ -27,7 +28,7 @@ __version__ = "0.1.0"
 __all__ = ["Assembly", "Beam2D", "Beam3D", "BranchChangeError", "BucklingResult", "ClosingVariant",
            "ConstrainedSystem", "DofMap", "ElementGroup", "FlexmbWarning", "Joint", "Model", "ModelError",
            "ModeShapes", "ModelLayout", "NaturalModes", "NewtonSettings", "PartitionedRun", "Result",
-           "ResultFileError", "RigidBody", "SingularReactionMatrix", "SingularSystemError", "StaticPath",
+           "ResultFileError", "RigidBody", "Shell3", "SingularReactionMatrix", "SingularSystemError", "StaticPath",
            "TaylorSystem", "TimeHistory", "TimeIntegrationError", "Truss", "UserFunctionError", "arc_length",
            "consistent_initial_state", "integrate", "integrate_closing", "integrate_partitioned",
            "integrate_taylor", "linear_buckling", "load_control", "load_result", "natural_modes",

@@ -25,18 +25,21 @@ from flexmb.rotations import (cayley_between, cayley_compose, cayley_from_matrix
                               skew)
 
 
-#: the compiled scatter and sparse products (:mod:`flexmb.compiled.scatter`,
-#: :mod:`flexmb.compiled.sparse_ops`): imported with the first Assembly, so that ``import flexmb``
-#: does not import numba and the methods called per Newton iteration find them without an import
-_scatter = _sparse_ops = None
+#: the compiled scatter, sparse products and cubic-mass sums (:mod:`flexmb.compiled.scatter`,
+#: :mod:`flexmb.compiled.sparse_ops`, :mod:`flexmb.compiled.hermite_mass2d`): imported with the
+#: first Assembly, so that ``import flexmb`` does not import numba and the methods called per
+#: Newton iteration find them without an import
+_scatter = _sparse_ops = _hermite_mass = None
+#: an empty float array: the unused arguments of compiled calls
+_EMPTY = np.zeros(0)
 
 
 def _import_compiled() -> None:
-    global _scatter, _sparse_ops
+    global _scatter, _sparse_ops, _hermite_mass
     if _scatter is None:
-        from flexmb.compiled import scatter, sparse_ops
+        from flexmb.compiled import hermite_mass2d, scatter, sparse_ops
 
-        _scatter, _sparse_ops = scatter, sparse_ops
+        _scatter, _sparse_ops, _hermite_mass = scatter, sparse_ops, hermite_mass2d
 
 
 def _node_blocks(first: np.ndarray, per_node: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -96,7 +99,9 @@ class Assembly:
                                      if (k := g.configuration_mass(X)) is not None]
         # their weight is not in the constant mass matrix: it is a configuration-dependent load
         self._weighed_configuration_masses = bool(self.configuration_masses) and bool(np.any(model.gravity))
+        self._reference_configuration_mass: np.ndarray | None = None    # configuration_mass_data at u = 0
         self._setup_directors()
+        self._setup_fused_groups()
         self._planar_rotations = self.dofs.first[self.dofs.has_rotations] + 2 if model.dim == 2 else None
 
     @property
@@ -140,6 +145,8 @@ class Assembly:
         self._keys = unique
         self._indices = (unique % nf).astype(np.int32)
         self._indptr = np.concatenate([[0], np.cumsum(np.bincount(unique // nf, minlength=nf))]).astype(np.int32)
+        #: the CSC pattern of the free-free block: column pointers (n_free + 1,) and row indices (nnz,)
+        self.pattern_indptr, self.pattern_indices = self._indptr, self._indices
         self.n_free = nf
         self._jacobian: sp.csc_matrix | None = None
 
@@ -180,7 +187,7 @@ class Assembly:
     def add_director_diagonal(self, data: np.ndarray, values: np.ndarray) -> None:
         """Add ``values`` (n_d,) to the diagonal entries of the director DOFs (:attr:`director_dofs`)
         in the data array (nnz,), prescribed ones dropped."""
-        data[self._director_diagonal] += values[self._director_free]
+        data[self.director_diagonal] += values[self.director_free]
 
     def free_matrix(self, data: np.ndarray) -> sp.csc_matrix:
         """Free-free sparse matrix on the fixed pattern (a new object)."""
@@ -290,8 +297,9 @@ class Assembly:
         #: their constant rotary inertia (n_d,), kg m^2 (beams' rho_I, point inertias, bodies)
         self.director_inertia = self.mass.diagonal()[self.director_dofs]
         fp = self.dofs.free_position[self.director_dofs]
-        self._director_free = fp >= 0
-        self._director_diagonal = self._diag_positions[fp[self._director_free]]
+        #: which director DOFs are free (n_d,), and the data positions (n_df,) of their diagonal entries
+        self.director_free = fp >= 0
+        self.director_diagonal = self._diag_positions[fp[self.director_free]]
         # per cubic-mass group: the rotation DOFs of its elements' nodes (n_el, 2)
         self._director_columns = {i: self._edofs[i][:, [2, 5]] for i, _ in self.configuration_masses}
 
@@ -325,6 +333,16 @@ class Assembly:
                                     np.concatenate(cols + empty))), shape=(nd, nd)) + sp.diags(point)).tocsr()
         self.mass_data = self.matrix_data(element_masses)
         self.mass_data[self._diag_positions] += point[self.dofs.free]
+
+    @property
+    def inertia_scale(self) -> float:
+        """The largest nodal mass, or rotary inertia over the characteristic length squared (kg);
+        1 for a massless model: a model at rest under no force has the force scale of this times
+        L / dt^2 (see :func:`flexmb.integrators.time_stepping._step`)."""
+        L = self.characteristic_length
+        largest = max(float(np.abs(self.mass.diagonal()).max(initial=0.0)),
+                      float(np.abs(self.rotary_inertia).max(initial=0.0)) / L**2)
+        return largest or 1.0
 
     def mass_times(self, v: np.ndarray) -> np.ndarray:
         """M v (n_dof,) with the constant mass matrix, v (n_dof,) (compiled CSR product)."""
@@ -517,6 +535,68 @@ class Assembly:
         """data (nnz,) += the element matrices Ke (n_el, ne, ne) of group i."""
         _scatter.scatter_matrix(data, Ke, self._entry_maps[i])
 
+    def _setup_fused_groups(self) -> None:
+        """Per group, the constant arguments of its fused mid-point call
+        (:func:`flexmb.compiled.mid_point_group.beam2d_mid_point`: planar beams, with their cubic
+        mass), or None for the groups that take their own kernels."""
+        from flexmb.elements.beam2d import Beam2D
+        from flexmb.elements.hermite_mass2d import HermiteMass2D
+
+        cubic = self._cubic_kernels = dict(self.configuration_masses)
+        #: every configuration-dependent mass is a planar cubic mass (no spatial rotations): the
+        #: recorded energy and momentum call its compiled sums directly
+        self._planar_cubic = not self.rotation_nodes.size and bool(cubic) and all(
+            type(k) is HermiteMass2D for k in cubic.values())
+        #: per group: ((X, EA, EI, second_order, element DOFs, entry map), (cubic, alpha0, l0, mass))
+        #: for the fused call, or None
+        self.fused_groups: list[tuple | None] = []
+        for i, (g, X) in enumerate(zip(self.groups, self._X)):
+            k = cubic.get(i)
+            if type(g) is not Beam2D or (k is not None and type(k) is not HermiteMass2D):
+                self.fused_groups.append(None)
+                continue
+            mass_terms = (True, k.alpha0, k.l0, k.mass) if k is not None else (False, *(np.zeros(0),) * 3)
+            self.fused_groups.append(((X, g.EA, g.EI, g.second_order, self._edofs[i], self._entry_maps[i]),
+                                       mass_terms))
+
+    def mid_point_forces_and_inertia(self, u0: np.ndarray, u1: np.ndarray, v0: np.ndarray,
+                                     stretch0: np.ndarray | None, dt: float, data: np.ndarray | None = None
+                                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """:meth:`mid_point_force_and_tangent` and :meth:`mid_point_inertia` together, one compiled
+        call per planar beam group (:mod:`flexmb.compiled.mid_point_group`): the mid-point force
+        q_m (n_dof,), the inertia of the configuration-dependent masses f_c (n_dof,) and, with
+        ``data`` (nnz,), dq_m/du1 added into data and df_c/du1 as a new array (nnz,) (else None).
+        The sums run in the order of the separate methods, so the results are the same."""
+        from flexmb.compiled.mid_point_group import beam2d_mid_point
+
+        tangent = data is not None
+        q_m, f_c = np.zeros(self.n_dof), np.zeros(self.n_dof)
+        d_c = np.zeros(self.nnz) if tangent else None
+        matrix_out = data if tangent else _EMPTY
+        inertia_out = d_c if tangent else _EMPTY
+        v0_in = _EMPTY if v0 is None else v0
+        stretch_in = _EMPTY if stretch0 is None else stretch0
+        cubic = self._cubic_kernels
+        for i, fused in enumerate(self.fused_groups):
+            if fused is not None:
+                beam2d_mid_point(*fused[0], u0, u1, tangent, q_m, matrix_out, *fused[1], v0_in, stretch_in, dt,
+                                 f_c, inertia_out)
+                continue
+            g, X, ed = self.groups[i], self._X[i], self._edofs[i]
+            if tangent:
+                q, K = g.mid_point_force_and_tangent(X, u0[ed], u1[ed])
+                self._add_group_matrix_data(data, i, K)
+            else:
+                q = g.mid_point_force(X, u0[ed], u1[ed])
+            self._add_group_vector(q_m, i, q)
+            if i in cubic:
+                F, J = cubic[i].mid_point_inertia(u0[ed], u1[ed], v0[ed], stretch0[self._director_columns[i]], dt,
+                                                  tangent)
+                if tangent:
+                    self._add_group_matrix_data(d_c, i, J)
+                self._add_group_vector(f_c, i, F)
+        return q_m, f_c, d_c
+
     def mid_point_inertia(self, u0: np.ndarray, u1: np.ndarray, v0: np.ndarray, stretch0: np.ndarray, dt: float,
                           tangent: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
         """Energy-conserving inertia force (n_dof,) of the configuration-dependent masses over a
@@ -549,10 +629,17 @@ class Assembly:
         return f, data
 
     def configuration_mass_data(self, u: np.ndarray) -> np.ndarray:
-        """M(u) of the configuration-dependent masses, data (nnz,)."""
+        """M(u) of the configuration-dependent masses, data (nnz,) (a new array). The one at the
+        reference state u = 0, which every time integration's start check asks for, is computed
+        once (the cubic mass's numpy matrix costs about 1 ms, a small model's whole run is 100 ms)."""
+        reference = not u.any()
+        if reference and self._reference_configuration_mass is not None:
+            return self._reference_configuration_mass.copy()
         data = np.zeros(self.nnz)
         for i, kernels in self.configuration_masses:
             self._add_group_matrix_data(data, i, kernels.mass_matrix(u[self._edofs[i]]))
+        if reference:
+            self._reference_configuration_mass = data.copy()
         return data
 
     def mass_data_at(self, u: np.ndarray | None = None) -> np.ndarray:
@@ -586,6 +673,31 @@ class Assembly:
             w = v[self.rotation_dofs]
             T += 0.5 * float(np.einsum("ni,nij,nj->", w, self.spatial_inertia(u), w))
         return T
+
+    def energy_and_momentum(self, u: np.ndarray, v: np.ndarray, stretch: np.ndarray | None = None
+                            ) -> tuple[float, np.ndarray]:
+        """:meth:`kinetic_energy` and :meth:`angular_momentum` together (recorded every step): the
+        momenta M v and the cubic masses' sums are computed once for both; the same values."""
+        if not self._planar_cubic:
+            return self.kinetic_energy(v, u, stretch), self.angular_momentum(u, v, stretch)
+        # ndarray.dot: the same products and sums as ``@`` of 1-D arrays (one dot kernel), without
+        # the generalized ufunc's set-up, which costs more than these products
+        p = self.mass_times(v)
+        T = 0.5 * float(v.dot(p))
+        tr = self.dofs.translations()
+        x = self.model.coordinates + u[tr]
+        pt = p[tr]                                                         # (n_nodes, 2)
+        L = np.array([x[:, 0].dot(pt[:, 1]) - x[:, 1].dot(pt[:, 0]) + p[self._planar_rotations].sum()])
+        for i, k in self.configuration_masses:
+            # HermiteMass2D.energy_and_angular_momentum's kernel, called without its wrapper's import
+            ed = self._edofs[i]
+            s = np.zeros((len(ed), 2)) if stretch is None else stretch[self._director_columns[i]]
+            T_k, L_k = _hermite_mass.energy_and_momentum(k.X, k.alpha0, k.l0, k.mass, u[ed], v[ed], s)
+            T += T_k
+            L += L_k
+        if stretch is not None:
+            T += 0.5 * float(self.director_inertia.dot(stretch[self.director_dofs]**2))
+        return T, L
 
     def positions(self, u: np.ndarray) -> np.ndarray:
         """Current nodal positions (n_nodes, dim)."""

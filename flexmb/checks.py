@@ -420,6 +420,8 @@ def _warn_loads_on_fixed_dofs(asm: Any) -> None:
     held = np.zeros(asm.n_dof, dtype=bool)
     held[dofs.prescribed] = True
     for load in model.loads:
+        if load.distributed is not None:        # a pressure's share on a supported edge is normal
+            continue
         if held[dofs.index(load.node, load.dof)] and (callable(load.value) or load.value != 0.0):
             given = model.prescribed.get((load.node, load.dof))
             moving = given is not None and (callable(given.value) or given.value != 0.0)

@@ -8,12 +8,15 @@ Conventions (also in the README):
 
 * SI units throughout unless a validation case says otherwise.
 * DOF names per node: 2D ``ux, uy`` and, on nodes carrying beams, ``rz``;
-  3D ``ux, uy, uz`` and ``rx, ry, rz``. Planar rotations add up (any number of turns); a 3D
-  node's ``rx, ry, rz`` hold the rotation vector of its rotation (principal value, |psi| <= pi,
+  3D ``ux, uy, uz`` and, on nodes carrying beams or shells, ``rx, ry, rz``. Planar rotations
+  add up (any number of turns); a 3D node's ``rx, ry, rz`` hold the rotation vector of its rotation (principal value, |psi| <= pi,
   see :mod:`flexmb.rotations`), updated by composition; moments are spatial.
 * A value given as a callable is a function of time ``t`` (s) in dynamics and of the load
   factor ``lam`` in statics; a plain number is constant in dynamics and scaled by the load
   factor in statics (proportional loading).
+* Distributed loads (:meth:`Model.add_pressure` on shells, :meth:`Model.add_edge_load`) are
+  dead: fixed in direction and size by the reference configuration, turned into nodal forces
+  once when they are added.
 
 Every method checks what it is given (:mod:`flexmb.checks`) and raises
 :class:`~flexmb.checks.ModelError` naming the item, its value and what is allowed; a function
@@ -34,6 +37,7 @@ from flexmb.checks import (CheckedFunction, ModelError, check_keywords, evaluate
 from flexmb.elements.base import ElementGroup
 from flexmb.elements.beam2d import Beam2D
 from flexmb.elements.beam3d import Beam3D
+from flexmb.elements.shell3 import Shell3
 from flexmb.elements.truss import Truss
 from flexmb.multibody.joints import JOINT_KINDS, Drive, Joint, RigidBody, joint_frame
 
@@ -56,18 +60,57 @@ class NodalValue:
     dof: str
     value: Value
     role: str = "load"
+    #: the distributed load (pressure, edge load) this nodal load is a share of, None for a nodal load
+    distributed: str | None = None
 
     @property
     def label(self) -> str:
         """How errors name it, e.g. ``"load on node 3 uy"``."""
+        if self.distributed is not None:
+            return f"{self.distributed} at node {self.node} {self.dof}"
         return f"load on node {self.node} {self.dof}" if self.role == "load" else \
             f"prescribed node {self.node} {self.dof}"
 
     def at(self, t: float, statics: bool = False) -> float:
         """Value at time ``t`` (dynamics) or load factor ``t`` (statics)."""
+        if isinstance(self.value, _SharedShare):                 # its errors name the distributed load
+            return self.value.at(t, statics)
         if callable(self.value):
             return evaluate_scalar(self.value, t, statics, self.label)
         return self.value * (t if statics else 1.0)
+
+
+class _SharedFunction:
+    """A user's load function of t (or of the load factor) behind the many nodal shares of a
+    distributed load: called once per argument value, its result checked (``size`` finite
+    numbers, errors naming ``what``) and kept for the other shares."""
+
+    def __init__(self, function: Callable, what: str, size: int) -> None:
+        self.function, self.what, self.size = function, what, size
+        self._last: tuple[float, bool, np.ndarray] | None = None
+
+    def at(self, x: float, statics: bool) -> np.ndarray:
+        if self._last is None or self._last[:2] != (x, statics):
+            if self.size == 1:
+                value = np.array([evaluate_scalar(self.function, x, statics, self.what)])
+            else:
+                value = evaluate_vector(self.function, x, statics, self.what, self.size)
+            self._last = (x, statics, value)
+        return self._last[2]
+
+
+class _SharedShare:
+    """The value of one nodal share of a distributed load given as a function: ``coefficient``
+    times component ``component`` of the shared function's value."""
+
+    def __init__(self, shared: _SharedFunction, coefficient: float, component: int) -> None:
+        self.shared, self.coefficient, self.component = shared, float(coefficient), component
+
+    def at(self, x: float, statics: bool) -> float:
+        return self.coefficient * float(self.shared.at(x, statics)[self.component])
+
+    def __call__(self, t: float) -> float:
+        return self.at(t, False)
 
 
 @dataclass
@@ -172,7 +215,8 @@ class Model:
     def add_group(self, group: ElementGroup) -> ElementGroup:
         """Add an element group; its connectivity must refer to existing nodes, each element once."""
         if not isinstance(group, ElementGroup):
-            raise ModelError(f"add_group needs an element group (Truss, Beam2D, Beam3D), got {type(group).__name__}")
+            raise ModelError("add_group needs an element group (Truss, Beam2D, Beam3D, Shell3), got "
+                             f"{type(group).__name__}")
         if any(g is group for g in self.groups):
             raise ModelError(f"element group {group.name!r} is already in the model (added twice)")
         if group.dim != self.dim:
@@ -184,11 +228,14 @@ class Model:
             raise ModelError(f"element {e} of group {group.name!r} refers to node(s) "
                              f"{conn[e].tolist()}, the model has nodes 0..{self.n_nodes - 1}")
         X = self.coordinates[conn]                                   # (n_el, nn, dim)
-        lengths = np.linalg.norm(X[:, -1] - X[:, 0], axis=-1)
-        if np.any(lengths <= 0.0):
-            e = int(np.flatnonzero(lengths <= 0.0)[0])
-            raise ModelError(f"element {e} of group {group.name!r} has zero length "
-                             f"(nodes {conn[e].tolist()} coincide)")
+        if group.n_nodes == 3:
+            _check_triangle_areas(X, conn, group.name)
+        else:
+            lengths = np.linalg.norm(X[:, -1] - X[:, 0], axis=-1)
+            if np.any(lengths <= 0.0):
+                e = int(np.flatnonzero(lengths <= 0.0)[0])
+                raise ModelError(f"element {e} of group {group.name!r} has zero length "
+                                 f"(nodes {conn[e].tolist()} coincide)")
         _check_unique_elements(conn, group.name)
         self.groups.append(group)
         self.revision += 1
@@ -229,6 +276,25 @@ class Model:
             self.groups.pop()
             raise ModelError(str(exc)) from None
         return group
+
+    @keywords_listed
+    def add_shell(self, connectivity: np.ndarray, E: float | np.ndarray, nu: float | np.ndarray,
+                  thickness: float | np.ndarray, rho: float | np.ndarray = 0.0, membrane: str = "opt",
+                  mass: str = "lumped", name: str | None = None) -> Shell3:
+        """Add co-rotational flat triangular shells (n_el, 3) (3D models); see
+        :class:`~flexmb.elements.shell3.Shell3`.
+
+        E in Pa, nu (-), thickness in m, rho in kg/m^3, each a scalar or one value per element;
+        ``membrane`` ``"opt"`` or ``"cst"``, ``mass`` ``"lumped"`` or ``"consistent"``. The nodes
+        of each triangle in counter-clockwise order about the side the shell's normal E3 points
+        to (the generators of :mod:`flexmb.io.shell_mesh` give them so). Shell nodes carry
+        ``ux uy uz rx ry rz`` like the nodes of 3D beams, so beams and shells can share nodes.
+        """
+        if self.dim != 3:
+            raise ModelError(f"add_shell needs a 3D model, this one is {self.dim}D")
+        name = "shell" if name is None else name
+        return self.add_group(Shell3(connectivity, E, nu, thickness, rho=rho, membrane=membrane, mass=mass,
+                                     name=name))
 
     # ------------------------------------------------------- supports/motion
     @keywords_listed
@@ -284,6 +350,96 @@ class Model:
     def add_semi_tangential_moment(self, node: int, moment: Vector) -> None:
         """Conservative semi-tangential end moment (N m), as in Meijaard's shaft buckling (3D)."""
         self._add_vector_load(node, "semi-tangential-moment", moment)
+
+    @keywords_listed
+    def add_pressure(self, group: Shell3 | str, p: Value | np.ndarray, elements: Sequence[int] | None = None) -> None:
+        """Dead pressure p (Pa) on shell elements of ``group`` (the group or its name).
+
+        A dead load: its direction is the reference normal E3 of each element (p > 0 pushes
+        along +E3, see :mod:`flexmb.elements.shell3`), its size p times the reference area A;
+        neither follows the deformation. Each element's ``p A E3`` goes to its three nodes in
+        equal thirds (the consistent load of linear shape functions), as nodal forces of the
+        load API (:meth:`add_load`). ``p``: a number, one value per selected element, or a
+        function of time t (of the load factor in statics), as other loads. ``elements``: the
+        loaded elements of the group (default all).
+        """
+        shell = self._shell_group(group, "add_pressure")
+        what = f"pressure on group {shell.name!r}"
+        if elements is None:
+            chosen = np.arange(shell.n_elements)
+        else:
+            chosen = _indices(elements, shell.n_elements, f"{what}: elements", "element")
+        conn = shell.connectivity[chosen]                                # (n_sel, 3)
+        X = self.coordinates[conn]                                       # (n_sel, 3, 3)
+        area_normal = 0.5 * np.cross(X[:, 1] - X[:, 0], X[:, 2] - X[:, 0])   # A E3, (n_sel, 3)
+        if callable(p):
+            per_element, function = np.ones(len(chosen)), one_argument_function(p, what)
+        else:
+            per_element = np.broadcast_to(_per_element_value(p, len(chosen), f"{what}: p (Pa)"), len(chosen))
+            function = None
+        nodal = np.zeros((self.n_nodes, 3))
+        np.add.at(nodal, conn.ravel(), np.repeat((per_element[:, None] * area_normal) / 3.0, 3, axis=0))
+        self._add_nodal_forces(nodal, function, 1, what)
+
+    @keywords_listed
+    def add_edge_load(self, nodes_along_edge: Sequence[int], force_per_length: Vector) -> None:
+        """Dead line load (N/m, a vector of the model's dimension) along an edge of the mesh.
+
+        ``nodes_along_edge``: the nodes of the edge in order, consecutive nodes joined by an
+        element side (a shell triangle's side or a bar or beam); the load is uniform along the
+        reference length and goes to the nodes of each segment of length l in halves, f l / 2
+        each (the consistent load of linear interpolation); a closed edge (a ring) ends with its
+        first node again. ``force_per_length``: fixed components, or a function of time t (of
+        the load factor in statics) returning them.
+        """
+        what = "add_edge_load"
+        nodes = _indices(nodes_along_edge, self.n_nodes, f"{what}: nodes_along_edge", "node", unique=False)
+        if nodes.size < 2:
+            raise ModelError(f"{what}: nodes_along_edge needs at least 2 nodes in order along the edge, "
+                             f"got {nodes.tolist()}")
+        segments = np.column_stack([nodes[:-1], nodes[1:]])             # (n_seg, 2)
+        joined = _is_element_side(segments, self.groups)
+        if not np.all(joined):
+            k = int(np.flatnonzero(~joined)[0])
+            raise ModelError(f"{what}: nodes {segments[k, 0]} and {segments[k, 1]} (positions {k} and {k + 1} "
+                             "of nodes_along_edge) are not joined by the side of an element; give the "
+                             "edge's nodes in order along it")
+        lengths = np.linalg.norm(self.coordinates[segments[:, 1]] - self.coordinates[segments[:, 0]], axis=1)
+        share = np.zeros(self.n_nodes)
+        np.add.at(share, segments.ravel(), np.repeat(0.5 * lengths, 2))  # (n_nodes,), m
+        if callable(force_per_length):
+            function = one_argument_function(force_per_length, f"{what}: force_per_length")
+            self._add_nodal_forces(np.repeat(share[:, None], self.dim, axis=1), function, self.dim,
+                                   f"edge load along nodes {nodes[0]}..{nodes[-1]}")
+        else:
+            f = real_array(force_per_length, f"{what}: force_per_length (N/m)", (self.dim,))
+            self._add_nodal_forces(share[:, None] * f[None, :], None, 1,
+                                   f"edge load along nodes {nodes[0]}..{nodes[-1]}")
+
+    def _shell_group(self, group: Shell3 | str, what: str) -> Shell3:
+        """The model's shell group given as the group or its name, else ModelError."""
+        shells = [g for g in self.groups if isinstance(g, Shell3)]
+        found = [g for g in shells if g is group or (isinstance(group, str) and g.name == group)]
+        if not found:
+            given = repr(group) if isinstance(group, str) else f"{type(group).__name__} {getattr(group, 'name', '')!r}"
+            raise ModelError(f"{what}: {given} is not a shell group of this model; its shell groups: "
+                             f"{', '.join(repr(g.name) for g in shells) or 'none'}")
+        if len(found) > 1:
+            raise ModelError(f"{what}: several shell groups are named {group!r}; pass the group itself")
+        return found[0]
+
+    def _add_nodal_forces(self, nodal: np.ndarray, function: Callable | None, size: int, what: str) -> None:
+        """Add the nodal forces (n_nodes, dim) N of the distributed load ``what`` as loads:
+        constants, or, with ``function`` (a user's function of t returning ``size`` numbers),
+        column k times component k of it (size ``dim``) or times its one value (size 1), the
+        function called once per time value. Shares on supported DOFs go into the reactions
+        without a warning (a pressure on a clamped edge is normal)."""
+        shared = _SharedFunction(function, what, size) if function is not None else None
+        nodes, axes = np.nonzero(nodal)
+        for node, k in zip(nodes.tolist(), axes.tolist()):
+            value = nodal[node, k] if shared is None else _SharedShare(shared, nodal[node, k], k if size > 1 else 0)
+            self.loads.append(NodalValue(node, TRANSLATION_NAMES[self.dim][k], value, distributed=what))
+        self.revision += 1
 
     def _add_vector_load(self, node: int, kind: str, value: Vector) -> None:
         node = self._check_node(node, f"{kind} load")
@@ -407,6 +563,55 @@ class Model:
             return 1.0
         span = np.ptp(self.coordinates, axis=0).max()
         return float(span) if span > 0 else 1.0
+
+
+def _indices(values: Sequence[int], n: int, what: str, item: str, unique: bool = True) -> np.ndarray:
+    """Integer indices in 0..n-1 (each once if ``unique``), else ModelError naming the first bad one."""
+    idx = np.asarray(values)
+    if idx.ndim != 1 or idx.size == 0 or not np.issubdtype(idx.dtype, np.integer):
+        raise ModelError(f"{what} must be a non-empty sequence of {item} indices (integers), got {values!r}")
+    bad = np.flatnonzero((idx < 0) | (idx >= n))
+    if bad.size:
+        raise ModelError(f"{what}: {item} {int(idx[bad[0]])} does not exist (there are {item}s 0..{n - 1})")
+    if unique and np.unique(idx).size != idx.size:
+        values_, counts = np.unique(idx, return_counts=True)
+        raise ModelError(f"{what}: {item} {int(values_[counts > 1][0])} is given more than once")
+    return idx.astype(np.int64)
+
+
+def _per_element_value(value: float | np.ndarray, n: int, what: str) -> np.ndarray:
+    """A finite number or n finite numbers as an array, else ModelError."""
+    arr = float_array(value, what)
+    if arr.shape not in ((), (n,)):
+        raise ModelError(f"{what} must be a number, one value per element ({n}) or a function of t, "
+                         f"got shape {arr.shape}")
+    return real_array(arr, what)
+
+
+def _is_element_side(pairs: np.ndarray, groups: list[ElementGroup]) -> np.ndarray:
+    """(n_pairs,) whether each node pair (n_pairs, 2) is a side of an element of the groups
+    (the two nodes of a bar or beam, a side of a triangle)."""
+    sides = [g.connectivity[:, [a, b]] for g in groups
+             for a, b in ((0, 1), (1, 2), (2, 0))[:3 if g.n_nodes == 3 else 1]]
+    if not sides:
+        return np.zeros(len(pairs), dtype=bool)
+    known = np.unique(np.sort(np.concatenate(sides), axis=1), axis=0)         # (n_sides, 2)
+    wanted = np.sort(pairs, axis=1)
+    n = int(max(known.max(), wanted.max())) + 1
+    known_keys, wanted_keys = known[:, 0] * n + known[:, 1], wanted[:, 0] * n + wanted[:, 1]
+    return np.isin(wanted_keys, known_keys)
+
+
+def _check_triangle_areas(X: np.ndarray, conn: np.ndarray, name: str) -> None:
+    """ModelError naming the first triangle (X (n_el, 3, 3)) of zero area (coincident or collinear
+    nodes); the test is relative to the square of its longest side."""
+    doubled = np.linalg.norm(np.cross(X[:, 1] - X[:, 0], X[:, 2] - X[:, 0]), axis=-1)   # 2 A, (n_el,)
+    longest = np.max(np.linalg.norm(X - np.roll(X, 1, axis=1), axis=-1), axis=1)      # (n_el,)
+    bad = np.flatnonzero(doubled <= 1e-12 * longest**2)
+    if bad.size:
+        e = int(bad[0])
+        raise ModelError(f"element {e} of group {name!r} has zero area (nodes {conn[e].tolist()} at "
+                         f"{X[e].tolist()} coincide or lie on one line)")
 
 
 def _check_unique_elements(conn: np.ndarray, name: str) -> None:

@@ -23,7 +23,7 @@ Quantity names used by :meth:`Result.series`, the ``flexmb plot`` command and pl
 * ``kinetic``, ``strain``, ``work``, ``total`` (energies, J), ``Lz`` / ``Lx`` ... (angular
   momentum), ``newton_iterations``, ``parameter`` (t or the load factor);
 * ``N@beams:4``: element output ``N`` of element 4 of the group named ``beams`` (or group
-  index ``N@0:4``).
+  index ``N@0:4``); component k of a vector output as ``membrane_forces[k]@plate:4``.
 """
 from __future__ import annotations
 
@@ -49,22 +49,32 @@ if TYPE_CHECKING:
 class GroupLayout:
     """One element group as post-processing sees it.
 
-    ``section`` describes the drawn cross-section: ``{"shape": "box", "width": b, "height": h}``
-    (b along the section's y axis, h along z, m) or ``{"shape": "tube", "radius": r}``.
+    ``connectivity`` holds 2 nodes per element for bars and beams (drawn and exported as lines)
+    and 3 for shells (triangles). ``section`` describes the drawn cross-section of a line
+    element: ``{"shape": "box", "width": b, "height": h}`` (b along the section's y axis, h along
+    z, m) or ``{"shape": "tube", "radius": r}``; shells have ``{"shape": "surface"}``.
     ``frames`` (n_el, 3, 3) are the reference section frames (columns e_x, e_y, e_z) of 3D
-    beams, None otherwise.
+    beams, None otherwise; ``thickness`` (n_el,) in m that of shells, None otherwise. Element
+    outputs are (n_el,) per step, or (n_el, k) for vector outputs such as a shell's
+    ``membrane_forces``.
     """
 
     name: str
-    kind: str                                   # element class name: Truss, Beam2D, Beam3D
-    connectivity: np.ndarray                    # (n_el, 2)
+    kind: str                                   # element class name: Truss, Beam2D, Beam3D, Shell3
+    connectivity: np.ndarray                    # (n_el, 2) lines or (n_el, 3) triangles
     section: dict[str, Any]
     frames: np.ndarray | None = None            # (n_el, 3, 3)
     outputs: dict[str, str] = field(default_factory=dict)   # element output name -> unit
+    thickness: np.ndarray | None = None         # (n_el,), m, shells only
 
     @property
     def n_elements(self) -> int:
         return len(self.connectivity)
+
+    @property
+    def is_surface(self) -> bool:
+        """Whether the elements are triangles (shells) rather than lines (bars, beams)."""
+        return self.connectivity.shape[1] == 3
 
 
 @dataclass
@@ -87,9 +97,12 @@ class ModelLayout:
         for g in model.groups:
             Xe = X[g.connectivity]
             frames = g.section_frames(Xe) if hasattr(g, "section_frames") else None
-            groups.append(GroupLayout(g.name, type(g).__name__, g.connectivity.copy(),
-                                      g.drawn_section(Xe, model.characteristic_length), frames,
-                                      dict(g.output_units)))
+            if g.n_nodes == 3:                      # shells: a surface with a thickness
+                section, thickness = {"shape": "surface"}, np.broadcast_to(g.thickness, (g.n_elements,)).copy()
+            else:
+                section, thickness = g.drawn_section(Xe, model.characteristic_length), None
+            groups.append(GroupLayout(g.name, type(g).__name__, g.connectivity.copy(), section, frames,
+                                      dict(g.output_units), thickness))
         masses = np.array([(n, m) for n, m, _ in model.point_masses] + [(b.node, b.mass) for b in model.bodies],
                           dtype=float).reshape(-1, 2)
         return cls(model.dim, X.copy(), asm.dofs.has_rotations.copy(), groups, masses,
@@ -254,7 +267,7 @@ class Result:
         self.meta: dict[str, Any] = dict(meta)
         for name in self.SERIES:
             setattr(self, name, [])
-        #: per group: output name -> list of (n_el,) arrays
+        #: per group: output name -> list of (n_el,) arrays ((n_el, k) for vector outputs)
         self.elements: list[dict[str, list[np.ndarray]]] = [
             {name: [] for name in g.outputs} for g in layout.groups] if layout is not None else []
         self.events: list[Event] = []
@@ -415,7 +428,8 @@ class Result:
         return self._layout().positions(u)
 
     def element(self, group: str | int, name: str) -> np.ndarray:
-        """(n_steps, n_el) history of element output ``name`` (e.g. ``"N"``) of a group."""
+        """(n_steps, n_el) history of element output ``name`` (e.g. ``"N"``) of a group,
+        (n_steps, n_el, k) for a vector output (a shell's ``"membrane_forces"``)."""
         gi = self._layout().group(group)
         store = self.elements[gi]
         if name not in store:
@@ -432,11 +446,22 @@ class Result:
             what, where = spec.split("@", 1)
             if ":" in where:                                         # element output
                 group, el = where.rsplit(":", 1)
-                values = self.element(group, what)
+                name, component = _component(what, spec)
+                values = self.element(group, name)
                 if not el.isdigit() or int(el) >= values.shape[1]:
                     raise ModelError(f"{spec!r}: element {el} does not exist in group {group!r} "
                                      f"({values.shape[1]} elements)")
-                return values[:, int(el)]
+                values = values[:, int(el)]
+                if (component is None) != (values.ndim == 1):
+                    size = values.shape[1] if values.ndim == 2 else 0
+                    raise ModelError(f"{spec!r}: element output {name!r} has " + (
+                        f"{size} components; name one as {name}[0]..{name}[{size - 1}]" if size
+                        else "one value per element; give it without [component]"))
+                if component is not None:
+                    if component >= values.shape[1]:
+                        raise ModelError(f"{spec!r}: element output {name!r} has components 0..{values.shape[1] - 1}")
+                    values = values[:, component]
+                return values
             if not where.isdigit():
                 raise ModelError(f"{spec!r}: expected a node number after '@'")
             prefix, _, dof = what.rpartition(":")
@@ -463,7 +488,7 @@ class Result:
             return f"{spec} ({units[what]})"
         if "@" in spec and ":" in spec.split("@", 1)[1] and self.layout is not None:
             group = spec.split("@", 1)[1].rsplit(":", 1)[0]
-            unit = self.layout.groups[self.layout.group(group)].outputs.get(what, "")
+            unit = self.layout.groups[self.layout.group(group)].outputs.get(what.split("[", 1)[0], "")
             return f"{spec} ({unit})"
         dof = what.rpartition(":")[2]
         if dof in ("ux", "uy", "uz"):
@@ -513,9 +538,10 @@ class TimeHistory(Result):
             forces = np.array([f for f, _ in reactions])
             moments = np.array([m for _, m in reactions])
             constraint_force = s.constraint_force
+        kinetic, momentum = asm.energy_and_momentum(s.u, s.v, s.stretch)
         self._append({"t": s.t, "u": s.u, "v": s.v, "a": s.a, "reactions": s.reaction,
-                      "kinetic": asm.kinetic_energy(s.v, s.u, s.stretch), "strain": asm.strain_energy(s.u),
-                      "work": s.work, "angular_momentum": asm.angular_momentum(s.u, s.v, s.stretch),
+                      "kinetic": kinetic, "strain": asm.strain_energy(s.u),
+                      "work": s.work, "angular_momentum": momentum,
                       "newton_iterations": iterations, "multipliers": s.lam, "constraint_force": constraint_force,
                       "constraint_residual": residual, "joint_forces": forces, "joint_moments": moments,
                       "stretch": np.zeros(0) if s.stretch is None else s.stretch},
@@ -640,6 +666,16 @@ class ModeShapes(Result):
 
     def _derived_series(self) -> dict[str, np.ndarray]:
         return {"values": self.parameter}
+
+
+def _component(what: str, spec: str) -> tuple[str, int | None]:
+    """Split an element output name ``membrane_forces[1]`` into the name and the component."""
+    if not what.endswith("]"):
+        return what, None
+    name, _, index = what[:-1].partition("[")
+    if not index.isdigit():
+        raise ModelError(f"{spec!r}: a component is a number in brackets, e.g. {name}[0]")
+    return name, int(index)
 
 
 def _reference(initial: float, largest: float) -> float:

@@ -15,11 +15,12 @@ import copy
 
 import numpy as np
 import pytest
+from spin_steps import cayley_increment, cayley_update, spin_update
 
 import flexmb
 from flexmb.elements.beam3d import Beam3D
 from flexmb.integrators import NewtonSettings
-from flexmb.rotations import cayley, cayley_from_matrix, compose, exp_map, log_map, skew
+from flexmb.rotations import compose, exp_map, log_map, skew
 
 N_EL = 300
 ROT = (slice(3, 6), slice(9, 12))
@@ -88,30 +89,6 @@ def _deformed(rng: np.random.Generator, X: np.ndarray, **kw) -> np.ndarray:
     return _configuration(rng, X, np.stack([_random_rotation(rng) for _ in range(n)]), **kw)
 
 
-def _spin_update(u: np.ndarray, du: np.ndarray) -> np.ndarray:
-    """u (n, 12) moved by du: translations add, rotations compose with du as a spatial spin."""
-    out = u + du
-    for s in ROT:
-        out[:, s] = compose(du[:, s], u[:, s])
-    return out
-
-
-def _cayley_update(u0: np.ndarray, d: np.ndarray) -> np.ndarray:
-    """End-of-step DOFs from the step increment d: translations add, R1 = cay(w) R0."""
-    out = u0 + d
-    for s in ROT:
-        out[:, s] = log_map(cayley(d[:, s]) @ exp_map(u0[:, s]))
-    return out
-
-
-def _cayley_increment(u0: np.ndarray, u1: np.ndarray) -> np.ndarray:
-    """Step increment d (n, 12) with u1 = _cayley_update(u0, d) (rotation steps below a half turn)."""
-    d = u1 - u0
-    for s in ROT:
-        d[:, s] = cayley_from_matrix(exp_map(u1[:, s]) @ exp_map(u0[:, s]).transpose(0, 2, 1))
-    return d
-
-
 def _step(rng: np.random.Generator, X: np.ndarray, kind: str):
     """Configurations u0, u1 (n, 12) of one step of the given kind (see STEPS).
 
@@ -124,7 +101,7 @@ def _step(rng: np.random.Generator, X: np.ndarray, kind: str):
     Q0 = np.stack([_random_rotation(rng) for _ in range(n)])
     if STEPS[kind] is None:
         u0 = _configuration(rng, X, Q0)
-        return u0, _cayley_update(u0, rng.uniform(-1e-3, 1e-3, (n, 12)))
+        return u0, cayley_update(u0, rng.uniform(-1e-3, 1e-3, (n, 12)))
     max_turn, local, strain = STEPS[kind]
     u0 = _configuration(rng, X, Q0, local, strain)
     u1 = _configuration(rng, X, _rotations(rng, n, max_turn) @ Q0, local, strain)
@@ -169,7 +146,7 @@ def test_tangent_matches_central_fd_of_spins(second_order, shear, rng, assert_ta
     el = _group(rng, N_EL, second_order, shear)
     assert np.abs(u[:, 3:6]).max() > 2.5, "the batch should contain nodal rotations near pi"
     q, K = el.force_and_tangent(X, u)
-    assert_tangent_matches_fd(K, lambda du: el.internal_force(X, _spin_update(u, du)), np.zeros_like(u),
+    assert_tangent_matches_fd(K, lambda du: el.internal_force(X, spin_update(u, du)), np.zeros_like(u),
                               f"beam3d tangent (second_order={second_order}, shear={shear})")
     np.testing.assert_array_equal(q, el.internal_force(X, u))
     np.testing.assert_array_equal(K, el.tangent_stiffness(X, u))
@@ -180,7 +157,7 @@ def test_internal_force_is_spin_gradient_of_strain_energy(second_order, shear, r
     X = _reference(rng, N_EL)
     u = _deformed(rng, X)
     el = _group(rng, N_EL, second_order, shear)
-    q_fd = central_fd(lambda du: el.strain_energy(X, _spin_update(u, du))[:, None], np.zeros_like(u), 1e-6)[:, 0]
+    q_fd = central_fd(lambda du: el.strain_energy(X, spin_update(u, du))[:, None], np.zeros_like(u), 1e-6)[:, 0]
     i, err = _worst(relative_error(el.internal_force(X, u), q_fd))
     assert err < 1e-6, f"beam3d force vs FD of strain energy: element {i} off by {err:.2e} (relative)"
 
@@ -192,11 +169,11 @@ def test_mid_point_tangent_matches_central_fd_of_cayley_step(kind, second_order,
     X = _reference(rng, N_EL)
     u0, u1 = _step(rng, X, kind)
     el = _group(rng, N_EL, second_order, shear)
-    d = _cayley_increment(u0, u1)
-    roundtrip = np.abs(_cayley_update(u0, d) - u1).max()
+    d = cayley_increment(u0, u1)
+    roundtrip = np.abs(cayley_update(u0, d) - u1).max()
     assert roundtrip < 1e-12, f"test helper: Cayley increment does not reproduce u1 ({roundtrip:.2e})"
     q, K = el.mid_point_force_and_tangent(X, u0, u1)
-    assert_tangent_matches_fd(K, lambda v: el.mid_point_force(X, u0, _cayley_update(u0, v)), d,
+    assert_tangent_matches_fd(K, lambda v: el.mid_point_force(X, u0, cayley_update(u0, v)), d,
                               f"beam3d mid-point tangent ({kind}, second_order={second_order}, "
                               f"shear={shear})")
     np.testing.assert_array_equal(q, el.mid_point_force(X, u0, u1))
@@ -223,7 +200,7 @@ def test_mid_point_force_gives_exact_energy_increment(kind, second_order, shear,
     X = _reference(rng, N_EL)
     u0, u1 = _step(rng, X, kind)
     el = _group(rng, N_EL, second_order, shear)
-    d = _cayley_increment(u0, u1)
+    d = cayley_increment(u0, u1)
     work = np.einsum("ei,ei->e", el.mid_point_force(X, u0, u1), d)
     phi0, phi1 = el.strain_energy(X, u0), el.strain_energy(X, u1)
     i, err = _worst(np.abs(work - (phi1 - phi0)) / (phi0 + phi1))

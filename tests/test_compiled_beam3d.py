@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from spin_steps import cayley_increment, cayley_update, spin_update
 
 from flexmb.checks import ModelError
 from flexmb.elements.beam3d import Beam3D
-from flexmb.rotations import cayley, cayley_from_matrix, compose, exp_map, log_map
+from flexmb.rotations import exp_map, log_map
 
 N_EL = 200
 N_FD = 40
@@ -87,27 +88,6 @@ def _step(rng: np.random.Generator, X: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return u0, _state(rng, X, _random_rotations(rng, n, 2.0) @ Q0, 0.4, 0.3)
 
 
-def _spin_update(u: np.ndarray, du: np.ndarray) -> np.ndarray:
-    out = u + du
-    for s in ROT:
-        out[:, s] = compose(du[:, s], u[:, s])
-    return out
-
-
-def _cayley_update(u0: np.ndarray, d: np.ndarray) -> np.ndarray:
-    out = u0 + d
-    for s in ROT:
-        out[:, s] = log_map(cayley(d[:, s]) @ exp_map(u0[:, s]))
-    return out
-
-
-def _cayley_increment(u0: np.ndarray, u1: np.ndarray) -> np.ndarray:
-    d = u1 - u0
-    for s in ROT:
-        d[:, s] = cayley_from_matrix(exp_map(u1[:, s]) @ exp_map(u0[:, s]).transpose(0, 2, 1))
-    return d
-
-
 def _assert_equal_to_reference(label: str, value: np.ndarray, reference: np.ndarray, relative_error) -> None:
     assert value.shape == reference.shape, f"{label}: shape {value.shape} vs reference {reference.shape}"
     err = relative_error(value.reshape(len(value), -1), reference.reshape(len(reference), -1))
@@ -142,7 +122,7 @@ def test_mid_point_kernels_equal_the_reference(second_order, shear, axes, rng, r
     X = _reference(rng, N_EL)
     el = _group(rng, N_EL, second_order, shear, axes)
     u0, u1 = _step(rng, X)
-    small = _cayley_update(u0, rng.uniform(-1e-4, 1e-4, (N_EL, 12)))   # the quadrature alone is exact
+    small = cayley_update(u0, rng.uniform(-1e-4, 1e-4, (N_EL, 12)))   # the quadrature alone is exact
     for kind, end in (("large step", u1), ("small step", small), ("zero step", u0)):
         q_ref, K_ref = el.reference_mid_point_force_and_tangent(X, u0, end)
         q, K = el.mid_point_force_and_tangent(X, u0, end)
@@ -160,7 +140,7 @@ def test_tangent_of_several_turn_states_matches_central_fd(second_order, shear, 
     el = _group(rng, N_FD, second_order, shear, axes)
     u = _state(rng, X, _random_rotations(rng, N_FD), 0.8, 0.3)
     _, K = el.force_and_tangent(X, u)
-    assert_tangent_matches_fd(K, lambda du: el.internal_force(X, _spin_update(u, du)), np.zeros_like(u),
+    assert_tangent_matches_fd(K, lambda du: el.internal_force(X, spin_update(u, du)), np.zeros_like(u),
                               f"compiled beam3d tangent (second_order={second_order}, shear={shear})")
 
 
@@ -170,9 +150,9 @@ def test_mid_point_tangent_and_energy_increment_of_large_steps(second_order, she
     X = _reference(rng, N_FD)
     el = _group(rng, N_FD, second_order, shear, axes)
     u0, u1 = _step(rng, X)
-    d = _cayley_increment(u0, u1)
+    d = cayley_increment(u0, u1)
     q, K = el.mid_point_force_and_tangent(X, u0, u1)
-    assert_tangent_matches_fd(K, lambda v: el.mid_point_force(X, u0, _cayley_update(u0, v)), d,
+    assert_tangent_matches_fd(K, lambda v: el.mid_point_force(X, u0, cayley_update(u0, v)), d,
                               f"compiled beam3d mid-point tangent (second_order={second_order}, shear={shear})")
     phi0, phi1 = el.strain_energy(X, u0), el.strain_energy(X, u1)
     miss = np.abs(np.einsum("ei,ei->e", q, d) - (phi1 - phi0)) / np.maximum(phi0, phi1)

@@ -23,7 +23,8 @@ EXPECTED_CASES = {"bathe-pendulum", "free-flying-chain", "roll-up-2d", "roll-up-
                   "four-bar-rigid", "spin-up-spatial", "slider-crank-a", "slider-crank-b", "spin-up-kim-haug",
                   "spin-up-simo", "pendulum-projective", "four-bar-partitioning", "double-pendulum-singular",
                   "stewart-3leg", "cms-beam", "sensitivity-shares", "modification",
-                  "natural-modes-beam"}
+                  "natural-modes-beam", "shell-strip-shear", "shell-strip-moment", "shell-cylinder-pullout",
+                  "shell-pinched-cylinder", "shell-plate-buckling", "shell-plate-modes", "shell-flying-plate"}
 
 FAILING_CASE = '''"""A case that fails one check."""
 from flexmb.validation import CaseReport, Check

@@ -57,7 +57,7 @@ import numpy as np
 
 from flexmb.integrators.partitioned import ClosingVariant, integrate_closing, integrate_partitioned
 from flexmb.multibody.constrained_system import ConstrainedSystem
-from flexmb.multibody.partitioning import accelerations, partition, projective_criterion, tangent_gram
+from flexmb.multibody.partitioning import accelerations, partition, projective_criterion
 from flexmb.multibody.reactions import physical_reactions
 from flexmb.validation import CaseReport, Check, print_report
 

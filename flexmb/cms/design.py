@@ -56,8 +56,9 @@ from flexmb.elements.base import ElementGroup
 
 #: stiffness and mass properties of each element kind, as named on the element groups
 STIFFNESS_PROPERTIES = {"Truss": ("EA",), "Beam2D": ("EA", "EI"),
-                        "Beam3D": ("EA", "GJ", "EI_y", "EI_z")}
-MASS_PROPERTIES = {"Truss": ("rho_A",), "Beam2D": ("rho_A", "rho_I"), "Beam3D": ("rho_A", "rho_I")}
+                        "Beam3D": ("EA", "GJ", "EI_y", "EI_z"), "Shell3": ("E",)}
+MASS_PROPERTIES = {"Truss": ("rho_A",), "Beam2D": ("rho_A", "rho_I"), "Beam3D": ("rho_A", "rho_I"),
+                   "Shell3": ("rho",)}
 #: kinds whose value is a multiplier (baseline 1) rather than an absolute amount
 MULTIPLIER_KINDS = ("stiffness scale", "density scale", "section property")
 
@@ -198,10 +199,10 @@ def section_property(group: str | ElementGroup, prop: str, name: str | None = No
     """Multiplier on one section property ``prop`` of one group, baseline 1.
 
     Stiffness properties: ``EA`` (Truss, Beam2D, Beam3D), ``EI`` (Beam2D), ``GJ``, ``EI_y``,
-    ``EI_z`` (Beam3D); mass properties: ``rho_A`` (all), ``rho_I`` (beams; all three components
-    of a Beam3D's rho_I together). A Beam3D's bending stiffness is not linear in EI_y / EI_z when
-    its shear stiffness is finite; such a variable is refused when used (scale the whole group
-    with :func:`stiffness_scale` instead).
+    ``EI_z`` (Beam3D), ``E`` (Shell3); mass properties: ``rho_A`` (bars and beams), ``rho_I``
+    (beams; all three components of a Beam3D's rho_I together), ``rho`` (Shell3). A Beam3D's
+    bending stiffness is not linear in EI_y / EI_z when its shear stiffness is finite; such a
+    variable is refused when used (scale the whole group with :func:`stiffness_scale` instead).
     """
     names = _group_names(group, "section_property")
     if len(names) != 1:
@@ -369,9 +370,9 @@ def _group_mass(asm: Assembly, group: ElementGroup, prop: str | None) -> sp.csc_
     hermite = part.configuration_mass(X)
     if hermite is not None:
         Me = Me + hermite.mass_matrix(np.zeros((group.n_elements, group.ndof)))
-    if hasattr(part, "rotary_inertia"):                                      # 3D beams: nodal J, u = 0
-        J = part.rotary_inertia(X)                                           # (n_el, 2, 3, 3)
+    if hasattr(part, "rotary_inertia"):                                      # 3D beams, shells: nodal J, u = 0
+        J = part.rotary_inertia(X)                                           # (n_el, n_nodes, 3, 3)
         Me = Me.copy()
-        for a, s in enumerate((slice(3, 6), slice(9, 12))):
-            Me[:, s, s] += J[:, a]
+        for a in range(group.n_nodes):                                       # rotations of node a: 6a + 3 .. 6a + 5
+            Me[:, 6 * a + 3:6 * a + 6, 6 * a + 3:6 * a + 6] += J[:, a]
     return _scatter(asm, group, Me)

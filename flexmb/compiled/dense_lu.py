@@ -12,6 +12,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from flexmb.compiled.scatter import equilibrated_dense
+
 
 @numba.njit(cache=True)
 def lu_factor(a: np.ndarray, pivots: np.ndarray) -> float:
@@ -74,3 +76,22 @@ def lu_solve(lu: np.ndarray, pivots: np.ndarray, b: np.ndarray) -> None:
         inverse = 1.0 / lu[i, i]
         for c in range(m):
             x[i, c] *= inverse
+
+
+@numba.njit(cache=True)
+def scaled_solve(lu: np.ndarray, pivots: np.ndarray, row_scale: np.ndarray, col_scale: np.ndarray,
+                 b: np.ndarray) -> np.ndarray:
+    """x = D_c B^-1 D_r b (n,) = A^-1 b for the factors of B = D_r A D_c (:func:`lu_factor`) and
+    b (n,): the solve of :class:`flexmb.integrators.newton.Factorization` in one call."""
+    x = row_scale * b
+    lu_solve(lu, pivots, x)
+    return col_scale * x
+
+
+@numba.njit(cache=True)
+def equilibrated_lu(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, lu: np.ndarray, pivots: np.ndarray,
+                    row_scale: np.ndarray, col_scale: np.ndarray) -> float:
+    """:func:`flexmb.compiled.scatter.equilibrated_dense` of a CSC matrix into lu (n, n), then
+    :func:`lu_factor` of it, in one call; returns the smallest pivot (0.0: exactly singular)."""
+    equilibrated_dense(indptr, indices, data, lu, row_scale, col_scale)
+    return lu_factor(lu, pivots)

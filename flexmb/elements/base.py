@@ -52,18 +52,23 @@ class ElementGroup(ABC):
         return self.n_nodes * self.dofs_per_node
 
     @staticmethod
-    def _per_element(value: float | np.ndarray, n_el: int, what: str, name: str,
-                     positive: bool = True, allow_inf: bool = False) -> np.ndarray:
-        """A section property (n_el,) from a scalar or one value per element, each finite (or
-        +inf with ``allow_inf``) and positive (or non-negative), else ModelError naming the element."""
-        label = f"element group {name!r}: {what}"
+    def _broadcast(value: float | np.ndarray, n_el: int, label: str) -> np.ndarray:
+        """A float array (n_el,) from a scalar or one value per element, else ModelError."""
         try:
-            arr = np.broadcast_to(float_array(value, label), (n_el,)).copy()
+            return np.broadcast_to(float_array(value, label), (n_el,)).copy()
         except ValueError as exc:
             if isinstance(exc, ModelError):
                 raise
             raise ModelError(f"{label} must be a scalar or have one value per element "
                              f"({n_el}), got shape {np.shape(value)}") from None
+
+    @staticmethod
+    def _per_element(value: float | np.ndarray, n_el: int, what: str, name: str,
+                     positive: bool = True, allow_inf: bool = False) -> np.ndarray:
+        """A section property (n_el,) from a scalar or one value per element, each finite (or
+        +inf with ``allow_inf``) and positive (or non-negative), else ModelError naming the element."""
+        label = f"element group {name!r}: {what}"
+        arr = ElementGroup._broadcast(value, n_el, label)
         finite = (arr == np.inf) | np.isfinite(arr) if allow_inf else np.isfinite(arr)
         bad = np.flatnonzero(~finite | ((arr <= 0) if positive else (arr < 0)))
         if bad.size:

@@ -220,20 +220,26 @@ DENSE_LIMIT = 150
 #: planar frames (same benchmark): 1.6 / 35 / 835 ms at n = 918 / 9918 / 99918 against COLAMD's
 #: (SuperLU's default) 2.0 / 67 / 1850 ms, MMD_ATA's 2.6 / 67 / 2190 ms.
 SPARSE_ORDERING = "MMD_AT_PLUS_A"
+#: SuperLU's threshold partial pivoting (``diag_pivot_thresh``): the diagonal entry is kept as
+#: pivot unless it is below this fraction of the largest in its column. The symmetric ordering
+#: above assumes diagonal pivots; a shell's rotation rows have diagonals far below their
+#: membrane couplings, so strict partial pivoting (1.0) leaves the ordering and fills in: on the
+#: equilibrated tangent of a cylinder of Shell3 triangles (n = 5291) 6.4 s and 12.1e6 factor
+#: entries at 1.0 against 0.06 s and 0.65e6 at 0.1, with a smaller residual of the solve.
+DIAGONAL_PIVOT_THRESHOLD = 0.1
 
 
 _DENSE_KERNELS: tuple | None = None
 
 
 def _dense_kernels() -> tuple:
-    """(lu_factor, lu_solve, equilibrated_dense), compiled; imported on first use (numba is not
+    """(equilibrated_lu, lu_solve, scaled_solve), compiled; imported on first use (numba is not
     imported with flexmb) and kept, so the per-iteration calls pay no import."""
     global _DENSE_KERNELS
     if _DENSE_KERNELS is None:
-        from flexmb.compiled.dense_lu import lu_factor, lu_solve
-        from flexmb.compiled.scatter import equilibrated_dense
+        from flexmb.compiled.dense_lu import equilibrated_lu, lu_solve, scaled_solve
 
-        _DENSE_KERNELS = (lu_factor, lu_solve, equilibrated_dense)
+        _DENSE_KERNELS = (equilibrated_lu, lu_solve, scaled_solve)
     return _DENSE_KERNELS
 
 
@@ -249,9 +255,9 @@ class Factorization:
     Up to :data:`DENSE_LIMIT` unknowns B is factorised densely by the compiled LU with partial
     pivoting (:mod:`flexmb.compiled.dense_lu`; equilibration and densification in one compiled
     pass, :func:`flexmb.compiled.scatter.equilibrated_dense`), larger matrices by SuperLU with
-    the column ordering :data:`SPARSE_ORDERING`. With ``pivots=False`` a sparse A is factorised
-    as it is (the fast path of later Newton iterations: no equilibration); ``smallest_pivot`` is
-    then nan, ``is_singular`` false and the determinant sign unknown. The matrix is never
+    the column ordering :data:`SPARSE_ORDERING`. With ``pivots=False`` (the later factorisations of
+    modified Newton) the pivots are not kept: ``smallest_pivot`` is then nan, ``is_singular``
+    false and the determinant sign unknown. The matrix is never
     symmetrised.
 
     Attributes
@@ -266,21 +272,21 @@ class Factorization:
         n = A.shape[0]
         self.dense = n <= DENSE_LIMIT
         if self.dense:
-            lu_factor, _, equilibrated_dense = _dense_kernels()
+            equilibrated_lu = (_DENSE_KERNELS or _dense_kernels())[0]
             self._lu = np.empty((n, n))
             self._row_pivots = np.empty(n, dtype=np.int64)
             self.row_scale, self.col_scale = np.empty(n), np.empty(n)
-            equilibrated_dense(A.indptr, A.indices, A.data, self._lu, self.row_scale, self.col_scale)
-            smallest = lu_factor(self._lu, self._row_pivots)
+            smallest = equilibrated_lu(A.indptr, A.indices, A.data, self._lu, self._row_pivots, self.row_scale,
+                                       self.col_scale)
             if smallest == 0.0:
                 raise RuntimeError("Factor is exactly singular")
             self.smallest_pivot = smallest if pivots else float("nan")
         else:
-            if pivots:
-                B, self.row_scale, self.col_scale = equilibrate(A)
-            else:                               # a plain LU: no pivot test, no determinant sign
-                B, self.row_scale, self.col_scale = A, None, None
-            self.lu = spla.splu(B, permc_spec=SPARSE_ORDERING)
+            # equilibrated also without the pivot test: unscaled, a shell's small rotation rows make
+            # SuperLU leave its ordering (30 x 30 plate, n = 5580: 6.1 s and 1.85e7 factor entries
+            # against 0.07 s and 1.1e6 equilibrated; equilibration costs 0.4 s at n = 1e5)
+            B, self.row_scale, self.col_scale = equilibrate(A)
+            self.lu = spla.splu(B, permc_spec=SPARSE_ORDERING, diag_pivot_thresh=DIAGONAL_PIVOT_THRESHOLD)
             self._pivots = self.lu.U.diagonal() if pivots else None
             self.smallest_pivot = float(np.abs(self._pivots).min(initial=np.inf)) if pivots else float("nan")
         self._n = n
@@ -303,8 +309,8 @@ class Factorization:
         """A^-1 b for b (n,) or (n, k)."""
         b = np.asarray(b, dtype=float)
         rs, cs = self.row_scale, self.col_scale
-        if rs is None:
-            return self.lu.solve(b)
+        if self.dense and b.ndim == 1:
+            return _DENSE_KERNELS[2](self._lu, self._row_pivots, rs, cs, b)
         if b.ndim == 2:
             rs, cs = rs[:, None], cs[:, None]
         if self.dense:
@@ -351,8 +357,9 @@ def newton_solve(residual_and_jacobian: ResidualFunction, x0: np.ndarray, length
 
     ``modified``: modified Newton. The factorisation of the first Jacobian is reused while every
     iteration reduces the residual norm by at least :data:`REUSE_CONTRACTION`; after one that
-    did not, the Jacobian at the current iterate is evaluated and the solve continues as full
-    Newton (a step hard enough to contract slowly gets Newton's quadratic convergence back). The
+    did not (and whose correction was above the stagnation level), the Jacobian at the current
+    iterate is evaluated and the solve continues as full Newton (a step hard enough to contract
+    slowly gets Newton's quadratic convergence back). The
     function is then called as ``residual_and_jacobian(x, tangent)`` and may return J = None
     when ``tangent`` is false (the residual alone is needed). The tolerances are the same, so
     the solution is the same to them; only the number of iterations changes.
@@ -370,20 +377,24 @@ def newton_solve(residual_and_jacobian: ResidualFunction, x0: np.ndarray, length
         log.residual_norms.append(rn)
         log.force_scale = scale
         log.force_scales.append(scale)
-        if not rn < np.inf:                                   # nan or inf
+        if not rn < math.inf:                                 # nan or inf
             raise NewtonFailure(f"residual is not finite at iteration {k}", log)
         if rn <= s.residual_tol * scale:
             log.converged, log.criterion = True, "residual"
             return x, log
         if k == s.max_iterations:
             break
-        if modified and J is None and rn > REUSE_CONTRACTION * log.residual_norms[-2]:
-            modified = False                                  # the kept factorisation stopped paying
+        if (modified and J is None and rn > REUSE_CONTRACTION * log.residual_norms[-2]
+                and log.increment_norms[-1] > s.stagnation_tol * length_scale):
+            # the kept factorisation stopped paying; not when the last correction was already at
+            # the stagnation level: the residual is then round-off, which a new LU cannot reduce
+            # (a 130 x 130 plate of shells spent one LU of its two per step, 2.5 s, there)
+            modified = False
             r, J, scale = residual_and_jacobian(x, True)
         if J is not None:
             lu, factored = _factorize(J, log, k, determinant_signs), J
             J = None
-        dx = _correction(lu, factored, r, log, k, length_scale)
+        dx, dn = _correction(lu, factored, r, log, k, length_scale)
         x = x + dx if update is None else update(x, dx)
         if modified:
             r, J, scale = residual_and_jacobian(x, False)
@@ -391,7 +402,6 @@ def newton_solve(residual_and_jacobian: ResidualFunction, x0: np.ndarray, length
             r, J, scale = residual_and_jacobian(x, True)
         else:
             r, J, scale = residual_and_jacobian(x)
-        dn = _norm(dx)
         log.increment_norms.append(dn)
         if dn <= s.increment_tol * length_scale and rn <= s.increment_gate * scale:
             log.converged, log.criterion = True, "increment"
@@ -402,6 +412,59 @@ def newton_solve(residual_and_jacobian: ResidualFunction, x0: np.ndarray, length
     raise NewtonFailure(f"no convergence in {s.max_iterations} iterations "
                         f"(|r|/F = {log.residual_norms[-1] / log.force_scale:.3e}, "
                         f"{_trend(log.relative_residuals())})", log)
+
+
+_OUTCOMES = None
+
+
+def _outcomes():
+    """flexmb.compiled.mid_point_group (its outcome constants), imported on first use and kept."""
+    global _OUTCOMES
+    from flexmb.compiled import mid_point_group
+
+    _OUTCOMES = mid_point_group
+    return _OUTCOMES
+
+
+def compiled_solve_log(outcome: int, iteration: int, counts: tuple[int, int, int],
+                       residual_norms: np.ndarray, force_scales: np.ndarray, increment_norms: np.ndarray,
+                       smallest_pivots: np.ndarray, correction: np.ndarray, matrix: Callable[[], sp.csc_matrix],
+                       settings: NewtonSettings, length_scale: float) -> NewtonLog:
+    """The log of a Newton solve run as one compiled call
+    (:func:`flexmb.compiled.mid_point_group.beam2d_mid_point_newton`) from its outcome and arrays;
+    raises what :func:`newton_solve` raises at the same point, with the same message (``matrix()``
+    gives the Jacobian the exceptions carry)."""
+    compiled = _OUTCOMES or _outcomes()
+    n_norms, n_increments, n_factorizations = counts
+    log = NewtonLog(residual_norms[:n_norms].tolist(), increment_norms[:n_increments].tolist(),
+                    float(force_scales[n_norms - 1]), force_scales[:n_norms].tolist(),
+                    smallest_pivots=smallest_pivots[:n_factorizations].tolist(), factorizations=n_factorizations)
+    if outcome >= 0:
+        log.converged = True
+        log.criterion = ("residual", "increment", "stagnation")[outcome]
+        return log
+    k = iteration
+    if outcome == compiled.NOT_FINITE_RESIDUAL:
+        raise NewtonFailure(f"residual is not finite at iteration {k}", log)
+    if outcome == compiled.NO_CONVERGENCE:
+        raise NewtonFailure(f"no convergence in {settings.max_iterations} iterations "
+                            f"(|r|/F = {log.residual_norms[-1] / log.force_scale:.3e}, "
+                            f"{_trend(log.relative_residuals())})", log)
+    if outcome == compiled.EXACTLY_SINGULAR:
+        raise SingularJacobian(f"singular tangent at iteration {k}: Factor is exactly singular", log, matrix(), k,
+                               0.0)
+    pivot = log.smallest_pivots[-1]
+    if outcome == compiled.SINGULAR_PIVOT:
+        raise SingularJacobian(f"singular tangent at iteration {k}: smallest pivot {pivot:.1e} of the equilibrated "
+                               f"matrix, round-off level (below {pivot_tolerance(correction.size):.1e})",
+                               log, matrix(), k, pivot)
+    if outcome == compiled.NOT_FINITE_CORRECTION:
+        raise SingularJacobian(f"singular tangent at iteration {k}: non-finite Newton correction", log, matrix(), k,
+                               pivot)
+    size = _norm(correction)
+    raise SingularJacobian(f"singular tangent at iteration {k}: the Newton correction |dx| = {size:.2e} is "
+                           f"{size / length_scale:.1e} times the model size", log, matrix(), k, pivot,
+                           correction.copy())
 
 
 def _factorize(J: sp.spmatrix, log: NewtonLog, k: int, determinant_signs: bool) -> Factorization:
@@ -424,19 +487,19 @@ def _factorize(J: sp.spmatrix, log: NewtonLog, k: int, determinant_signs: bool) 
 
 
 def _correction(lu: Factorization, J: sp.spmatrix, r: np.ndarray, log: NewtonLog, k: int,
-                length_scale: float) -> np.ndarray:
-    """Newton correction -J^-1 r at iteration k from the factorisation lu of J; raises
-    SingularJacobian for a non-finite or absurdly long correction."""
+                length_scale: float) -> tuple[np.ndarray, float]:
+    """Newton correction -J^-1 r at iteration k from the factorisation lu of J, and its norm;
+    raises SingularJacobian for a non-finite or absurdly long correction."""
     dx = lu.solve(-r)
     size = _norm(dx)
-    if not size < np.inf:                                     # nan or inf
+    if not size < math.inf:                                   # nan or inf
         raise SingularJacobian(f"singular tangent at iteration {k}: non-finite Newton correction", log, J.copy(), k,
                                lu.smallest_pivot)
     if size > ABSURD_CORRECTION * length_scale:
         raise SingularJacobian(f"singular tangent at iteration {k}: the Newton correction |dx| = {size:.2e} is "
                                f"{size / length_scale:.1e} times the model size", log, J.copy(), k,
                                lu.smallest_pivot, dx)
-    return dx
+    return dx, size
 
 
 def _stagnated(log: NewtonLog, s: NewtonSettings, length_scale: float) -> bool:

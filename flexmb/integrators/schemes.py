@@ -23,6 +23,8 @@ import scipy.sparse.linalg as spla
 
 from flexmb.assembly import Assembly
 from flexmb.elements.hermite_mass2d import director_step
+from flexmb.integrators import newton
+from flexmb.integrators.newton import NewtonLog, NewtonSettings
 from flexmb.multibody.constraints import ConstraintTerms
 from flexmb.rotations import (exp_map, log_map, reference_cayley_resolvent, reference_exp_map,
                               reference_tangent_operator, skew, tangent_operator)
@@ -49,6 +51,10 @@ class State:
     stretch: np.ndarray | None = None
 
 
+#: an empty float array: the unused arguments of compiled calls
+_EMPTY = np.zeros(0)
+
+
 @dataclass
 class StepResidual:
     """What Newton needs at one iterate, plus what the step bookkeeping needs afterwards."""
@@ -60,6 +66,9 @@ class StepResidual:
     increment: np.ndarray | None = None   # (n_dof,) the step increment d of the scheme
     velocity: np.ndarray | None = None    # (n_dof,) end-of-step velocity implied by the iterate
     acceleration: np.ndarray | None = None  # (n_dof,) the scheme's acceleration implied by it
+    #: mid-point scheme with cubic-mass beams: the director nodes' step at the iterate, (5, n_d)
+    #: as :func:`~flexmb.elements.hermite_mass2d.director_step` returns it (its row 1: s_{n+1})
+    director: np.ndarray | None = None
 
 
 class Scheme(ABC):
@@ -107,14 +116,22 @@ class Scheme(ABC):
     def increment(self, s: State, u1: np.ndarray) -> np.ndarray:
         """Step increment d (n_dof,) from u_n to u1 in the scheme's rotation parameters."""
 
-    def end_stretch(self, s: State, u1: np.ndarray, dt: float) -> np.ndarray | None:
+    def end_stretch(self, s: State, u1: np.ndarray, dt: float, res: StepResidual | None = None) -> np.ndarray | None:
         """Director stretch rates (n_dof,) at the end of the step to u1 (schemes with a director
-        form of the cubic mass), else None."""
+        form of the cubic mass), else None; ``res``, the residual at u1, may carry them."""
         return None
 
     @abstractmethod
     def update(self, s: State, u1: np.ndarray, du: np.ndarray) -> np.ndarray:
         """Iterate u1 corrected by a Newton correction du (the Jacobian's variable)."""
+
+    def solve_step(self, s: State, dt: float, u1: np.ndarray, settings: NewtonSettings, length_scale: float
+                   ) -> tuple[NewtonLog, StepResidual] | None:
+        """The step's full Newton solve (without joints) in one compiled call where the scheme has
+        one for the model: u1 (n_dof,), the start value, receives the solution; returns the log and
+        the residual at the solution, or raises as :func:`~flexmb.integrators.newton.newton_solve`.
+        None: no compiled solve applies (the caller runs newton_solve)."""
+        return None
 
     @abstractmethod
     def kinematics(self, s: State, dt: float, u1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -134,8 +151,9 @@ class Scheme(ABC):
         return r
 
     @abstractmethod
-    def work_increment(self, s: State, res: StepResidual, u1: np.ndarray) -> float:
-        """Work of loads and support reactions over the step (J), consistent with the scheme."""
+    def work_increment(self, s: State, res: StepResidual, u1: np.ndarray, reaction: np.ndarray | None = None) -> float:
+        """Work of loads and support reactions over the step (J), consistent with the scheme;
+        ``reaction``: :meth:`reaction` of res if already computed."""
 
     def _scale(self, s: State, dt: float, u1: np.ndarray, v1: np.ndarray, *terms: np.ndarray) -> float:
         """Force scale of the residual (N): the largest of its terms and of the momenta / dt.
@@ -150,6 +168,11 @@ class Scheme(ABC):
             if rd.size:
                 p0[rd] = np.einsum("nij,nj->ni", asm.spatial_inertia(s.u), s.v[rd])
             s.momentum_norm = asm.free_norm(p0)
+        if not asm.rotation_dofs.size and len(terms) == 3:
+            from flexmb.compiled.sparse_ops import residual_scale
+
+            M = asm.mass
+            return residual_scale(M.indptr, M.indices, M.data, v1, asm.dofs.free, s.momentum_norm, dt, *terms)
         p1 = asm.mass_times(v1)
         rd = asm.rotation_dofs
         if rd.size:
@@ -187,12 +210,15 @@ class MidPoint(Scheme):
     def increment(self, s: State, u1: np.ndarray) -> np.ndarray:
         return self.asm.cayley_increment(s.u, u1)
 
-    def end_stretch(self, s: State, u1: np.ndarray, dt: float) -> np.ndarray | None:
+    def end_stretch(self, s: State, u1: np.ndarray, dt: float, res: StepResidual | None = None) -> np.ndarray | None:
         dd = self.asm.director_dofs
         if not dd.size:
             return None
         out = np.zeros_like(u1)
-        out[dd] = director_step(u1[dd] - s.u[dd], s.v[dd], s.stretch[dd], self.asm.director_inertia, dt)[1]
+        if res is not None and res.director is not None:
+            out[dd] = res.director[1]
+        else:
+            out[dd] = director_step(u1[dd] - s.u[dd], s.v[dd], s.stretch[dd], self.asm.director_inertia, dt)[1]
         return out
 
     def update(self, s: State, u1: np.ndarray, du: np.ndarray) -> np.ndarray:
@@ -211,6 +237,16 @@ class MidPoint(Scheme):
     def _motion(self, s: State, dt: float, u1: np.ndarray):
         """v1, a_m (n_dof,), the increment d, the rotating nodes' rates (or None) and the director
         nodes' step (:func:`~flexmb.elements.hermite_mass2d.director_step`, or None)."""
+        asm = self.asm
+        if not asm.rotation_dofs.size:
+            # the same in one compiled call (a small model's step spends more in numpy calls)
+            from flexmb.compiled.mid_point_group import director_motion
+
+            n, dd = u1.size, asm.director_dofs
+            d, v1, a_m, director = np.empty(n), np.empty(n), np.empty(n), np.empty((5, dd.size))
+            director_motion(s.u, u1, s.v, _EMPTY if s.stretch is None else s.stretch, dd, asm.director_inertia, dt,
+                            d, v1, a_m, director)
+            return v1, a_m, d, None, (director if dd.size else None)
         d = self.increment(s, u1)
         v1 = 2.0 * d / dt - s.v
         dd = self.asm.director_dofs
@@ -228,14 +264,35 @@ class MidPoint(Scheme):
     def kinematics(self, s: State, dt: float, u1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return self._motion(s, dt, u1)[:2]
 
+    def _compiled_plan(self) -> tuple | None:
+        """The constant arguments of the one-call residual
+        (:func:`flexmb.compiled.mid_point_group.beam2d_mid_point_residual`), or None where it does
+        not apply: it takes a model of one planar beam group (the assembly's fused groups) without
+        spatial rotations and without configuration-dependent loads."""
+        if not hasattr(self, "_plan"):
+            asm = self.asm
+            fused = asm.fused_groups
+            self._plan = None
+            if len(fused) == 1 and fused[0] is not None and not asm.rotation_dofs.size and not asm.configuration_loads:
+                # the kernel is kept with its arguments: an import per call costs 2 us
+                from flexmb.compiled.mid_point_group import beam2d_mid_point_residual
+
+                M = asm.mass
+                self._plan = (beam2d_mid_point_residual,
+                              (*fused[0][0], *fused[0][1], M.indptr, M.indices, M.data, asm.mass_data, asm.dofs.free,
+                               asm.director_dofs, asm.director_inertia, asm.director_diagonal, asm.director_free))
+        return self._plan
+
     def residual(self, s: State, dt: float, u1: np.ndarray, tangent: bool = True) -> StepResidual:
         asm = self.asm
+        plan = self._compiled_plan()
+        if plan is not None:
+            return self._compiled_residual(plan, s, dt, u1, tangent)
         v1, a_m, d, rates, director = self._motion(s, dt, u1)
-        if tangent:
-            # dq_m/du1 + 2 M / dt^2 (eq. 23): the element tangents are scattered onto the mass term
-            q_m, data = asm.mid_point_force_and_tangent(s.u, u1, out=asm.scaled_mass_data(2.0 / dt**2))
-        else:
-            q_m, data = asm.mid_point_force(s.u, u1), None
+        # dq_m/du1 + 2 M / dt^2 (eq. 23): the element tangents are scattered onto the mass term;
+        # the cubic masses' inertia f_c and its derivative d_c come from the same group calls
+        data = asm.scaled_mass_data(2.0 / dt**2) if tangent else None
+        q_m, f_c, d_c = asm.mid_point_forces_and_inertia(s.u, u1, s.v, s.stretch, dt, data)
         f_m, f_data = asm.mid_point_external_force(s.t, s.t + dt, s.u, u1)
         inertia = asm.mass_times(a_m)
         if f_data is not None and tangent:
@@ -243,7 +300,6 @@ class MidPoint(Scheme):
         if director is not None:
             # cubic-mass nodes: their inertia in director form, the rotary inertia's replacing J a_m
             dd = asm.director_dofs
-            f_c, d_c = asm.mid_point_inertia(s.u, u1, s.v, s.stretch, dt, tangent)
             inertia[dd] = director[3]
             inertia += f_c
             if tangent:
@@ -260,11 +316,60 @@ class MidPoint(Scheme):
             data = data + asm.rotary_block_data(blocks)
         g = q_m - f_m + inertia
         return StepResidual(g, data if tangent else None, self._scale(s, dt, u1, v1, q_m, f_m, inertia), f_m, d,
-                            v1, a_m)
+                            v1, a_m, None if director is None else np.asarray(director))
 
-    def work_increment(self, s: State, res: StepResidual, u1: np.ndarray) -> float:
+    def _compiled_residual(self, plan: tuple, s: State, dt: float, u1: np.ndarray, tangent: bool) -> StepResidual:
+        """:meth:`residual` in one compiled call (:meth:`_compiled_plan`); the same values."""
+        kernel, arguments = plan
+        asm = self.asm
+        if s.momentum_norm is None:
+            s.momentum_norm = asm.free_norm(asm.mass_times(s.v))
+        f_m = asm.mid_point_external_force(s.t, s.t + dt, s.u, u1)[0]
+        n = u1.size
+        g, d, v1, a_m = np.empty(n), np.empty(n), np.empty(n), np.empty(n)
+        data = np.empty(asm.nnz) if tangent else _EMPTY
+        director = np.empty((5, asm.director_dofs.size))
+        scale = kernel(*arguments, s.u, s.v, _EMPTY if s.stretch is None else s.stretch, s.momentum_norm, dt,
+                       2.0 / dt**2, f_m, u1, tangent, g, data, d, v1, a_m, director)
+        return StepResidual(g, data if tangent else None, scale, f_m, d, v1, a_m, director if director.size else None)
+
+    def solve_step(self, s: State, dt: float, u1: np.ndarray, settings: NewtonSettings, length_scale: float
+                   ) -> tuple[NewtonLog, StepResidual] | None:
+        """Models of the one-call residual (:meth:`_compiled_plan`) whose Jacobian takes the dense
+        LU (:data:`~flexmb.integrators.newton.DENSE_LIMIT`): the full Newton solve of
+        :func:`~flexmb.integrators.newton.newton_solve` as one compiled call
+        (:func:`flexmb.compiled.mid_point_group.beam2d_mid_point_newton`), the same iterates."""
+        plan = self._compiled_plan()
+        asm = self.asm
+        if plan is None or asm.n_free > newton.DENSE_LIMIT:
+            return None
+        if not hasattr(self, "_newton_kernel"):
+            from flexmb.compiled.mid_point_group import beam2d_mid_point_newton
+
+            self._newton_kernel = beam2d_mid_point_newton
+        if s.momentum_norm is None:
+            s.momentum_norm = asm.free_norm(asm.mass_times(s.v))
+        f_m = asm.mid_point_external_force(s.t, s.t + dt, s.u, u1)[0]
+        n, nf, m = u1.size, asm.n_free, settings.max_iterations
+        g, d, v1, a_m = np.empty(n), np.empty(n), np.empty(n), np.empty(n)
+        data, director = np.empty(asm.nnz), np.empty((5, asm.director_dofs.size))
+        residual_norms, force_scales = np.empty(m + 1), np.empty(m + 1)
+        increment_norms, smallest_pivots, correction = np.empty(m), np.empty(m), np.empty(nf)
+        outcome, k, scale, *counts = self._newton_kernel(
+            *plan[1], s.u, s.v, _EMPTY if s.stretch is None else s.stretch, s.momentum_norm, dt, 2.0 / dt**2, f_m,
+            asm.pattern_indptr, asm.pattern_indices, length_scale, settings.residual_tol, settings.increment_tol, m,
+            settings.increment_gate, settings.stagnation_tol, newton.pivot_tolerance(nf), newton.ABSURD_CORRECTION,
+            u1, g, data, d, v1, a_m, director, residual_norms, force_scales, increment_norms, smallest_pivots,
+            correction)
+        log = newton.compiled_solve_log(outcome, k, tuple(counts), residual_norms, force_scales,
+                                        increment_norms, smallest_pivots, correction,
+                                        lambda: asm.free_matrix(data.copy()), settings, length_scale)
+        return log, StepResidual(g, data, scale, f_m, d, v1, a_m, director if director.size else None)
+
+    def work_increment(self, s: State, res: StepResidual, u1: np.ndarray, reaction: np.ndarray | None = None) -> float:
         d = res.increment if res.increment is not None else self.increment(s, u1)    # res is at u1
-        return float((res.f_ext + self.reaction(res)) @ d)
+        # ndarray.dot: the same product as ``@`` of 1-D arrays, without the generalized ufunc's set-up
+        return float((res.f_ext + (self.reaction(res) if reaction is None else reaction)).dot(d))
 
     def constraint_terms(self, s: State, dt: float, u1: np.ndarray, lam: np.ndarray,
                          res: StepResidual | None = None) -> ConstraintTerms:
@@ -415,8 +520,9 @@ class Newmark(Scheme):
         return StepResidual(g, data if tangent else None, self._scale(s, dt, u1, v1, q1, f1, inertia), f_avg,
                             velocity=v1, acceleration=a1)
 
-    def work_increment(self, s: State, res: StepResidual, u1: np.ndarray) -> float:
-        return float((res.f_ext + 0.5 * (s.reaction + self.reaction(res))) @ self.increment(s, u1))
+    def work_increment(self, s: State, res: StepResidual, u1: np.ndarray, reaction: np.ndarray | None = None) -> float:
+        reaction = self.reaction(res) if reaction is None else reaction
+        return float((res.f_ext + 0.5 * (s.reaction + reaction)) @ self.increment(s, u1))
 
     def constraint_terms(self, s: State, dt: float, u1: np.ndarray, lam: np.ndarray,
                          res: StepResidual | None = None) -> ConstraintTerms:

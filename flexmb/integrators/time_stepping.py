@@ -309,6 +309,10 @@ def _step(stepper: Scheme, s: State, dt: float, settings: NewtonSettings, histor
 
     last = {}                                   # Newton's last evaluation is at its solution
     lam_scale = [1.0]
+    # a model at rest under no force has a force scale of zero, and |kappa Phi| <= tol F would
+    # then hold for any Phi: a driven joint that must set it moving was silently ignored. Its
+    # scale is then the inertia force of moving the model's size within the step.
+    idle_scale = asm.inertia_scale * length / dt**2 if cs is not None else 0.0
 
     def residual(x: np.ndarray, tangent: bool = True):
         u1[free] = x[:nf]
@@ -322,7 +326,7 @@ def _step(stepper: Scheme, s: State, dt: float, settings: NewtonSettings, histor
         lam = x[nf:] * lam_scale[0]
         ct = last["ct"] = stepper.constraint_terms(s, dt, u1, lam, res)
         res.g = res.g + ct.force
-        scale = max(res.force_scale, float(np.linalg.norm(ct.force[free])))
+        scale = max(res.force_scale, float(np.linalg.norm(ct.force[free]))) or idle_scale
         kappa = 100.0 * scale / length
         J = cs.augmented(ct, jac, asm.dofs.free_position, lam_scale[0], kappa) if tangent else None
         return np.concatenate([res.g[free], kappa * ct.phi]), J, scale
@@ -345,13 +349,20 @@ def _step(stepper: Scheme, s: State, dt: float, settings: NewtonSettings, histor
         # Newton works on lambda / lambda_scale: the last multipliers' size, or at the start
         # (no multipliers yet) the force scale of the step's first residual
         largest = float(np.abs(s.lam).max(initial=0.0))
-        lam_scale[0] = largest if largest > 0 else max(stepper.residual(s, dt, u1).force_scale,
-                                                        np.finfo(float).tiny)
+        lam_scale[0] = largest if largest > 0 else (stepper.residual(s, dt, u1).force_scale or idle_scale)
         x0 = np.concatenate([x0, (s.lam if guess is None else guess.lam) / lam_scale[0]])
     try:
-        # without spatial rotations every unknown (and multiplier) is corrected additively
-        x, log = newton_solve(residual, x0, length, settings, update if asm.rotation_dofs.size else None,
-                              modified=x0.size >= MODIFIED_NEWTON_MIN_SIZE)
+        # a small model of one planar beam group solves the whole step in one compiled call (the
+        # same iterates); u1 then holds the solution and the residual terms at it come along
+        modified = x0.size >= MODIFIED_NEWTON_MIN_SIZE
+        solved = stepper.solve_step(s, dt, u1, settings, length) if cs is None and not modified else None
+        if solved is None:
+            # without spatial rotations every unknown (and multiplier) is corrected additively
+            x, log = newton_solve(residual, x0, length, settings, update if asm.rotation_dofs.size else None,
+                                  modified=modified)
+            u1[free] = x[:nf]
+        else:
+            log, last["res"] = solved
     except SingularJacobian as exc:
         if exc.iteration == 0:
             # singular at the predictor: structural (no smaller step changes it) unless mass
@@ -365,7 +376,6 @@ def _step(stepper: Scheme, s: State, dt: float, settings: NewtonSettings, histor
                 error.result = history
                 raise
         raise
-    u1[free] = x[:nf]
     if keep_logs:
         history.newton_logs.append(log)
     if logger.isEnabledFor(logging.DEBUG):
@@ -374,11 +384,12 @@ def _step(stepper: Scheme, s: State, dt: float, settings: NewtonSettings, histor
     res = last["res"]
     # Newton's last residual was evaluated at its solution u1: its kinematics are the step's
     v1, a1 = (res.velocity, res.acceleration) if res.velocity is not None else stepper.kinematics(s, dt, u1)
-    work = s.work + stepper.work_increment(s, res, u1)
-    stretch = stepper.end_stretch(s, u1, dt)
+    reaction = stepper.reaction(res)
+    work = s.work + stepper.work_increment(s, res, u1, reaction)
+    stretch = stepper.end_stretch(s, u1, dt, res)
     if cs is None:
-        return State(s.t + dt, u1, v1, a1, stepper.reaction(res), work, stretch=stretch), log.iterations
+        return State(s.t + dt, u1, v1, a1, reaction, work, stretch=stretch), log.iterations
     force = last["ct"].force
     work += stepper.constraint_work(s, force, u1)
-    return (State(s.t + dt, u1, v1, a1, stepper.reaction(res), work, x[nf:] * lam_scale[0], force, stretch=stretch),
+    return (State(s.t + dt, u1, v1, a1, reaction, work, x[nf:] * lam_scale[0], force, stretch=stretch),
             log.iterations)

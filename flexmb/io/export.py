@@ -1,15 +1,20 @@
 """Results out: the deformed configuration per step as VTU files (+ a ParaView .pvd) or one XDMF series.
 
-Every written step is a line mesh (one line cell per element, all groups in group order) with
+Every written step is a mesh of the elements of all groups in group order: a "line" cell per bar or
+beam element and a "triangle" cell per shell element (the mid-surface), consecutive groups of one
+cell type in one cell block, with
 
 * point data, (n_nodes, 3) each, 2D results padded with zeros: ``displacement`` (m),
   ``rotation`` (rad; 3D: the rotation vector, 2D: (0, 0, rz); zero at nodes without rotations),
   ``reaction`` (N) and ``reaction_moment`` (N m) support reactions, and in dynamics
   ``velocity`` (m/s) and ``angular_velocity`` (rad/s, spatial);
 * cell data, (n_elements,) each: every element output of any group (``N``, ``M1``, ``My1``,
-  ``axial_strain``, ..., units in :attr:`~flexmb.results.GroupLayout.outputs`), NaN on the
-  elements of groups without that output; ``group`` (group index) and ``element`` (index in its
-  group, as in the quantity name ``N@group:element``).
+  ``axial_strain``, ..., units in :attr:`~flexmb.results.GroupLayout.outputs`; (n_elements, 3)
+  for the shells' ``membrane_forces`` [N_xx, N_yy, N_xy] in N/m and ``bending_moments``
+  [M_xx, M_yy, M_xy] in N m/m, in each element's co-rotated local axes), NaN on the elements of
+  groups without that output; ``thickness`` (m) of shell elements when the model has shells
+  (NaN on lines); ``group`` (group index) and ``element`` (index in its group, as in the
+  quantity name ``N@group:element``).
 
 For buckling modes (kind ``"modes"``) the points are the reference state moved by 0.1 times the
 model size along the mode (:meth:`~flexmb.results.ModeShapes.shape_state`), while
@@ -48,11 +53,13 @@ def step_mesh_data(result: Result, step: int) -> tuple[np.ndarray, list[tuple[st
     Returns
     -------
     points : (n_nodes, 3) current (deformed) positions, m.
-    cells : ``[("line", (n_el_total, 2))]`` node indices of all groups' elements in group
-        order (an empty list for a model without elements).
+    cells : ``[("line", (n, 2)), ("triangle", (m, 3)), ...]`` node indices of all groups'
+        elements in group order, consecutive groups of one cell type in one block (an empty
+        list for a model without elements).
     point_data : name -> (n_nodes, 3), see the module docstring.
-    cell_data : name -> (n_el_total,), see the module docstring (one array per name, not
-        meshio's list per cell block).
+    cell_data : name -> (n_el_total,) or (n_el_total, k), see the module docstring (one array
+        per name over all blocks, not meshio's list per cell block; :func:`split_cell_data`
+        makes that).
     """
     layout = _checked_layout(result)
     if not -result.n_steps <= step < result.n_steps:
@@ -72,19 +79,29 @@ def step_mesh_data(result: Result, step: int) -> tuple[np.ndarray, list[tuple[st
         point_data["velocity"], point_data["angular_velocity"] = _node_vectors(
             layout, np.asarray(result.v[step], dtype=float))
 
-    cells = _line_cells(layout)
+    cells = _cells(layout)
     if not cells:
         return points, cells, point_data, {}
     n_el = np.array([g.n_elements for g in layout.groups], dtype=np.int64)
     bounds = np.concatenate([[0], np.cumsum(n_el)])
     cell_data = {}
     for name in dict.fromkeys(name for store in result.elements for name in store):
-        values = np.full(bounds[-1], np.nan)
-        for gi, store in enumerate(result.elements):
-            # a group without this output, or a step recorded without element outputs, stays NaN
-            if name in store and len(store[name]) > step:
-                values[bounds[gi]:bounds[gi + 1]] = store[name][step]
+        # a group without this output, or a step recorded without element outputs, stays NaN
+        present = {gi: np.asarray(store[name][step], dtype=float) for gi, store in enumerate(result.elements)
+                   if name in store and len(store[name]) > step}
+        if not present:
+            continue
+        shapes = {values.shape[1:] for values in present.values()}
+        if len(shapes) > 1:
+            raise ValueError(f"element output {name!r} has per-element shapes {sorted(shapes)} in different "
+                             "groups; one name must have one shape to be exported")
+        values = np.full((bounds[-1], *shapes.pop()), np.nan)
+        for gi, group_values in present.items():
+            values[bounds[gi]:bounds[gi + 1]] = group_values
         cell_data[name] = values
+    if any(g.thickness is not None for g in layout.groups):
+        cell_data["thickness"] = np.concatenate([np.full(g.n_elements, np.nan) if g.thickness is None
+                                                 else g.thickness for g in layout.groups])
     cell_data["group"] = np.repeat(np.arange(len(n_el), dtype=np.int64), n_el)
     cell_data["element"] = np.arange(bounds[-1], dtype=np.int64) - np.repeat(bounds[:-1], n_el)
     return points, cells, point_data, cell_data
@@ -121,7 +138,7 @@ def write_vtu_series(result: Result, folder: str | Path, name: str = "result", e
     for k, t, file in zip(steps, _time_values(result, steps), paths):
         points, cells, point_data, cell_data = step_mesh_data(result, k)
         meshio.write(file, meshio.Mesh(points, cells, point_data=point_data,
-                                       cell_data={n: [a] for n, a in cell_data.items()}))
+                                       cell_data=split_cell_data(cell_data, cells)))
         ET.SubElement(datasets, "DataSet", timestep=repr(t), group="", part="0", file=file.name)
     ET.indent(collection)
     pvd = paths[-1]
@@ -149,8 +166,6 @@ def write_xdmf(result: Result, path: str | Path, every: int = 1, overwrite: bool
     file that is the result's own file, and existing files unless ``overwrite``. Returns the
     path of the .xdmf file.
     """
-    import meshio
-
     steps = _written_steps(result, every)
     layout = _checked_layout(result)
     path = Path(path).resolve()
@@ -167,12 +182,12 @@ def write_xdmf(result: Result, path: str | Path, every: int = 1, overwrite: bool
         cwd = os.getcwd()
         os.chdir(scratch)
         try:
-            with meshio.xdmf.TimeSeriesWriter(staged) as writer:
-                writer.write_points_cells(_pad(layout.coordinates), _line_cells(layout))
+            with _xdmf_writer(staged) as writer:
+                cells = _cells(layout)
+                writer.write_points_cells(_pad(layout.coordinates), cells)
                 for k, t in zip(steps, _time_values(result, steps)):
                     _, _, point_data, cell_data = step_mesh_data(result, k)
-                    writer.write_data(t, point_data=point_data,
-                                      cell_data={n: [a] for n, a in cell_data.items()})
+                    writer.write_data(t, point_data=point_data, cell_data=split_cell_data(cell_data, cells))
         finally:
             os.chdir(cwd)
         os.replace(Path(scratch) / heavy.name, heavy)
@@ -233,11 +248,52 @@ def _time_values(result: Result, steps: np.ndarray) -> list[float]:
     return [float(k) for k in steps]
 
 
-def _line_cells(layout: ModelLayout) -> list[tuple[str, np.ndarray]]:
-    """One meshio line block (n_el_total, 2) with every group's elements in group order, or []."""
-    if not any(g.n_elements for g in layout.groups):
-        return []
-    return [("line", np.concatenate([g.connectivity for g in layout.groups]).astype(np.int64))]
+def _xdmf_writer(path: Path):
+    """meshio's XDMF time series writer for ``path``, writing a model of beams and shells (line and
+    triangle blocks, an XDMF "Mixed" topology) itself: meshio 5.3 fails on line cells in a Mixed
+    topology (it tries to put the polyline's node count into the line array in place)."""
+    import meshio
+
+    class MixedTopologyWriter(meshio.xdmf.TimeSeriesWriter):
+        def cells(self, cells: list[tuple[str, np.ndarray]], grid: ET.Element) -> None:
+            if len(cells) == 1:
+                super().cells(cells, grid)
+                return
+            # per cell: the XDMF type (Polyline 2, followed by its node count 2; Triangle 4), its nodes
+            rows = [np.column_stack([np.full((len(block), 2), 2), block]) if kind == "line"
+                    else np.column_stack([np.full(len(block), 4), block]) for kind, block in cells]
+            data = np.concatenate([r.ravel() for r in rows]).astype(np.int64)
+            topology = ET.SubElement(grid, "Topology", TopologyType="Mixed",
+                                     NumberOfElements=str(sum(len(block) for _, block in cells)))
+            item = ET.SubElement(topology, "DataItem", DataType="Int", Dimensions=str(data.size),
+                                 Format=self.data_format, Precision="8")
+            item.text = self.numpy_to_xml_string(data)
+
+    return MixedTopologyWriter(path)
+
+
+def split_cell_data(cell_data: dict[str, np.ndarray], cells: list[tuple[str, np.ndarray]]
+                    ) -> dict[str, list[np.ndarray]]:
+    """Cell data over all cells (name -> (n_cells, ...)) as meshio wants it: name -> one array
+    per cell block of ``cells``."""
+    ends = np.cumsum([len(block) for _, block in cells])[:-1]
+    return {name: np.split(values, ends) for name, values in cell_data.items()}
+
+
+def _cells(layout: ModelLayout) -> list[tuple[str, np.ndarray]]:
+    """meshio cell blocks of every group's elements in group order, "line" (n, 2) for bars and
+    beams and "triangle" (n, 3) for shells, consecutive groups of one type in one block; [] for
+    a model without elements."""
+    blocks: list[tuple[str, list[np.ndarray]]] = []
+    for g in layout.groups:
+        if not g.n_elements:
+            continue
+        kind = "triangle" if g.is_surface else "line"
+        if blocks and blocks[-1][0] == kind:
+            blocks[-1][1].append(g.connectivity)
+        else:
+            blocks.append((kind, [g.connectivity]))
+    return [(kind, np.concatenate(parts).astype(np.int64)) for kind, parts in blocks]
 
 
 def _pad(x: np.ndarray) -> np.ndarray:

@@ -1,14 +1,27 @@
 """Meshes in: read nodes and named element / node sets from any file meshio reads, build a Model.
 
 :func:`read_mesh` turns a mesh file (Gmsh ``.msh``, VTU, Abaqus ``.inp``, ...) into a
-:class:`Mesh`: the points and, per named set, the 2-node line cells (element sets) and the
-points (node sets). :func:`build_model` makes a :class:`~flexmb.model.Model` from chosen element
-sets, one element group per set, and fixes the points of chosen support sets::
+:class:`Mesh`: the points and, per named set, the 2-node line cells (element sets), the 3-node
+triangle cells (triangle sets, for shells) with their cell data, and the points (node sets).
+:func:`build_model` makes a :class:`~flexmb.model.Model` from chosen element sets, one element
+group per set, and fixes the points of chosen support sets::
 
     model, node_of_point = build_model("meshes/portal_frame_3d.msh", dim=3,
         groups={"columns": {"element": "beam3d", "EA": 2e9, "GJ": 1e6, "EI_y": 3e6, "EI_z": 3e6},
                 "beams": {"element": "beam3d", "EA": 2e9, "GJ": 1e6, "EI_y": 3e6, "EI_z": 3e6}},
         supports={"base": "all"})
+
+Shells take the triangles of a set; a property given as a string is the name of a cell data
+field of the file, read per element (VTU cell data; meshio 5.3 does not read Gmsh's
+``$ElementData`` reliably)::
+
+    model, node_of_point = build_model("meshes/plate_two_thickness.vtu", dim=3,
+        groups={"1": {"element": "shell", "E": 70e9, "nu": 0.3, "thickness": "thickness",
+                      "rho": 2700.0, "name": "plate"}},
+        supports={"2": "all"})
+
+Per set constants (a thickness per Gmsh physical group or Abaqus ``*ELSET``) need no cell data:
+one group per set, each with its own numbers.
 
 Where the sets come from:
 
@@ -39,7 +52,9 @@ if TYPE_CHECKING:
     import meshio
 
 #: element name in ``build_model(groups=...)`` -> Model method adding such a group
-ELEMENTS = {"truss": "add_truss", "beam2d": "add_beam2d", "beam3d": "add_beam3d"}
+ELEMENTS = {"truss": "add_truss", "beam2d": "add_beam2d", "beam3d": "add_beam3d", "shell": "add_shell"}
+#: cell data that are bookkeeping of the file formats, not properties
+_FORMAT_CELL_DATA = ("gmsh:physical", "gmsh:geometrical")
 
 
 @dataclass
@@ -47,10 +62,13 @@ class Mesh:
     """Points and named sets of a mesh file.
 
     ``points`` (n_points, 3) in m (2D files padded with z = 0); ``element_sets``: set name ->
-    (n_el, 2) point indices of the set's 2-node line cells; ``node_sets``: set name -> sorted
-    unique point indices (every point of the set's cells of any type, and meshio point sets);
-    ``skipped_cells``: set name -> {cell type: count} of the set's cells that are neither 2-node
-    lines nor vertices (triangles, 3-node lines, ...), left out of ``element_sets``.
+    (n_el, 2) point indices of the set's 2-node line cells; ``triangle_sets``: set name ->
+    (n_el, 3) point indices of its 3-node triangles; ``triangle_data``: set name -> {cell data
+    name -> (n_el,) values of its triangles, in the order of ``triangle_sets``}; ``node_sets``:
+    set name -> sorted unique point indices (every point of the set's cells of any type, and
+    meshio point sets); ``skipped_cells``: set name -> {cell type: count} of the set's cells
+    that are neither 2-node lines nor vertices (triangles, 3-node lines, ...), left out of
+    ``element_sets`` (triangles are in ``triangle_sets``).
     """
 
     path: Path
@@ -58,6 +76,8 @@ class Mesh:
     element_sets: dict[str, np.ndarray]
     node_sets: dict[str, np.ndarray]
     skipped_cells: dict[str, dict[str, int]] = field(default_factory=dict)
+    triangle_sets: dict[str, np.ndarray] = field(default_factory=dict)
+    triangle_data: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
 
     @property
     def n_points(self) -> int:
@@ -65,7 +85,8 @@ class Mesh:
 
     def describe_sets(self) -> str:
         """One line listing the element and node sets, for error messages."""
-        elements = ", ".join(f"{k} ({len(v)} lines)" for k, v in self.element_sets.items()) or "none"
+        elements = ", ".join([f"{k} ({len(v)} lines)" for k, v in self.element_sets.items()]
+                             + [f"{k} ({len(v)} triangles)" for k, v in self.triangle_sets.items()]) or "none"
         nodes = ", ".join(f"{k} ({len(v)} points)" for k, v in self.node_sets.items()) or "none"
         return f"element sets: {elements}; node sets: {nodes}"
 
@@ -97,13 +118,20 @@ def read_mesh(path: str | Path) -> Mesh:
     points[:, :raw.points.shape[1]] = raw.points
 
     element_sets: dict[str, np.ndarray] = {}
+    triangle_sets: dict[str, np.ndarray] = {}
+    triangle_data: dict[str, dict[str, np.ndarray]] = {}
     node_sets: dict[str, np.ndarray] = {}
     skipped: dict[str, dict[str, int]] = {}
+    fields = {name: per_block for name, per_block in raw.cell_data.items() if name not in _FORMAT_CELL_DATA}
     for name, members in _cell_sets(raw).items():
         blocks = [(raw.cells[b].type, raw.cells[b].data[idx]) for b, idx in members]
         lines = [data for kind, data in blocks if kind == "line"]
         if lines:
             element_sets[name] = np.concatenate(lines).astype(np.int64)
+        triangles = [(b, idx) for b, idx in members if raw.cells[b].type == "triangle"]
+        if triangles:
+            triangle_sets[name] = np.concatenate([raw.cells[b].data[idx] for b, idx in triangles]).astype(np.int64)
+            triangle_data[name] = _set_cell_data(path, name, fields, triangles)
         node_sets[name] = np.unique(np.concatenate([data.ravel() for _, data in blocks])).astype(np.int64)
         other = {kind: len(data) for kind, data in blocks if kind not in ("line", "vertex")}
         if other:
@@ -111,7 +139,24 @@ def read_mesh(path: str | Path) -> Mesh:
     for name, idx in raw.point_sets.items():
         previous = node_sets.get(name, np.zeros(0, dtype=np.int64))
         node_sets[name] = np.union1d(previous, np.asarray(idx, dtype=np.int64))
-    return Mesh(path, points, element_sets, node_sets, skipped)
+    return Mesh(path, points, element_sets, node_sets, skipped, triangle_sets, triangle_data)
+
+
+def _set_cell_data(path: Path, set_name: str, fields: dict[str, list[np.ndarray]],
+                   members: list[tuple[int, np.ndarray]]) -> dict[str, np.ndarray]:
+    """Cell data name -> (n,) values of the cells ``members`` [(block, cell indices)] of a set;
+    fields with more than one value per cell (vectors) are left out."""
+    out = {}
+    for name, per_block in fields.items():
+        values = [np.asarray(per_block[b]) for b, _ in members]
+        if any(v.ndim != 1 for v in values):
+            continue
+        try:
+            out[name] = np.concatenate([v[idx] for v, (_, idx) in zip(values, members)]).astype(float)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"mesh file {path}: cell data {name!r} of set {set_name!r} is not numeric "
+                             f"({exc})") from None
+    return out
 
 
 def _cell_sets(raw: meshio.Mesh) -> dict[str, list[tuple[int, np.ndarray]]]:
@@ -149,11 +194,14 @@ def build_model(mesh: Mesh | str | Path, dim: int, groups: dict[str, dict[str, A
     mesh : a :class:`Mesh` or the path of a mesh file (read with :func:`read_mesh`).
     dim : 2 or 3. A 2D model takes the points' x, y; their z must be 0 (to 1e-9 of the size
         of the used part of the mesh).
-    groups : element set name -> ``{"element": "truss" | "beam2d" | "beam3d", **properties}``;
-        the properties are the keywords of :meth:`~flexmb.model.Model.add_truss`,
-        :meth:`~flexmb.model.Model.add_beam2d` or :meth:`~flexmb.model.Model.add_beam3d`
-        (SI units, e.g. ``EA`` in N, ``EI_y`` in N m^2, ``rho_A`` in kg/m); ``"name"`` names the
-        group (default: the set name). Groups are added in the order of the dict.
+    groups : element set name -> ``{"element": "truss" | "beam2d" | "beam3d" | "shell",
+        **properties}``; the properties are the keywords of :meth:`~flexmb.model.Model.add_truss`,
+        :meth:`~flexmb.model.Model.add_beam2d`, :meth:`~flexmb.model.Model.add_beam3d` or
+        :meth:`~flexmb.model.Model.add_shell` (SI units, e.g. ``EA`` in N, ``EI_y`` in N m^2,
+        ``rho_A`` in kg/m, ``thickness`` in m); ``"name"`` names the group (default: the set
+        name). Shells take the set's 3-node triangles, the others its 2-node lines. A shell
+        property given as a string names a cell data field of the file (one value per
+        triangle, see :attr:`Mesh.triangle_data`). Groups are added in the order of the dict.
     supports : node set (or element set) name -> DOFs fixed at each of its points: ``"all"``,
         one DOF name such as ``"uz"``, or a list of names (see :meth:`~flexmb.model.Model.fix`).
 
@@ -167,8 +215,15 @@ def build_model(mesh: Mesh | str | Path, dim: int, groups: dict[str, dict[str, A
     model = Model(dim=dim)
     if not groups:
         raise ModelError(f"mesh {mesh.path}: no element set chosen; {mesh.describe_sets()}")
-    connectivity = {name: _element_set(mesh, name) for name in groups}
-    _check_unique_elements(mesh, connectivity)
+    for set_name, spec in groups.items():
+        if not isinstance(spec, dict) or spec.get("element") not in ELEMENTS:
+            given = spec.get("element") if isinstance(spec, dict) else spec
+            raise ModelError(f"mesh {mesh.path}: group for set {set_name!r}: needs a dict with 'element' one of "
+                             f"{', '.join(ELEMENTS)}, got {given!r}")
+    connectivity = {name: (_triangle_set(mesh, name) if spec["element"] == "shell" else _element_set(mesh, name))
+                    for name, spec in groups.items()}
+    _check_unique_elements(mesh, {k: c for k, c in connectivity.items() if c.shape[1] == 2})
+    _check_unique_elements(mesh, {k: c for k, c in connectivity.items() if c.shape[1] == 3})
 
     used = np.unique(np.concatenate([c.ravel() for c in connectivity.values()]))
     node_of_point = np.full(mesh.n_points, -1, dtype=np.int64)
@@ -201,34 +256,58 @@ def _element_set(mesh: Mesh, name: str) -> np.ndarray:
     if name in mesh.element_sets:
         return mesh.element_sets[name]
     if skipped:
+        hint = " (its triangles make shells: element 'shell')" if name in mesh.triangle_sets else ""
         raise ModelError(f"mesh {mesh.path}: set {name!r} has no 2-node line cells ({found}); "
-                         "flexmb elements are 2-node lines")
+                         f"flexmb bars and beams are 2-node lines{hint}")
     if name in mesh.node_sets:
         raise ModelError(f"mesh {mesh.path}: set {name!r} holds only points, no line elements; "
                          f"{mesh.describe_sets()}")
     raise ModelError(f"mesh {mesh.path} has no set named {name!r}; {mesh.describe_sets()}")
 
 
+def _triangle_set(mesh: Mesh, name: str) -> np.ndarray:
+    """(n_el, 3) point indices of the triangles of set ``name``, or a ModelError saying why there
+    are none (other cell types, only points, no such set)."""
+    skipped = {kind: count for kind, count in mesh.skipped_cells.get(name, {}).items() if kind != "triangle"}
+    found = ", ".join(f"{kind}: {count}" for kind, count in skipped.items())
+    if skipped:
+        raise ModelError(f"mesh {mesh.path}: set {name!r} holds cells other than 3-node triangles ({found}); "
+                         "flexmb shells are 3-node triangles (mesh with first-order triangles, e.g. gmsh "
+                         "-order 1 without recombination into quadrangles)")
+    if name in mesh.triangle_sets:
+        return mesh.triangle_sets[name]
+    if name in mesh.element_sets:
+        raise ModelError(f"mesh {mesh.path}: set {name!r} holds 2-node lines, no triangles, so it cannot "
+                         f"make shells; {mesh.describe_sets()}")
+    if name in mesh.node_sets:
+        raise ModelError(f"mesh {mesh.path}: set {name!r} holds only points, no triangles; "
+                         f"{mesh.describe_sets()}")
+    raise ModelError(f"mesh {mesh.path} has no set named {name!r}; {mesh.describe_sets()}")
+
+
 def _check_unique_elements(mesh: Mesh, connectivity: dict[str, np.ndarray]) -> None:
-    """Refuse a line that appears twice among the chosen sets (it would count twice)."""
+    """Refuse a line (or a triangle) that appears twice among the chosen sets (it would count twice)."""
+    if not connectivity:
+        return
     names = np.repeat(np.array(list(connectivity), dtype=object), [len(c) for c in connectivity.values()])
     ends = np.sort(np.concatenate(list(connectivity.values())), axis=1)
     _, first, counts = np.unique(ends, axis=0, return_index=True, return_counts=True)
     if np.any(counts > 1):
-        pair = ends[first[np.flatnonzero(counts > 1)[0]]]
-        holders = sorted(set(names[np.all(ends == pair, axis=1)]))
-        raise ModelError(f"mesh {mesh.path}: the line between points {pair[0]} and {pair[1]} appears "
-                         f"more than once in the chosen sets ({', '.join(holders)}); each line may "
-                         "be one element only")
+        nodes = ends[first[np.flatnonzero(counts > 1)[0]]]
+        holders = sorted(set(names[np.all(ends == nodes, axis=1)]))
+        what = f"line between points {nodes[0]} and {nodes[1]}" if len(nodes) == 2 else \
+            f"triangle of points {', '.join(map(str, nodes))}"
+        raise ModelError(f"mesh {mesh.path}: the {what} appears more than once in the chosen sets "
+                         f"({', '.join(holders)}); each {what.split()[0]} may be one element only")
 
 
 def _add_group(model: Model, mesh: Mesh, set_name: str, spec: dict[str, Any], conn: np.ndarray) -> None:
     """Add the element group of one set, with errors naming the file and the set."""
     where = f"mesh {mesh.path}: group for set {set_name!r}"
-    if not isinstance(spec, dict) or spec.get("element") not in ELEMENTS:
-        given = spec.get("element") if isinstance(spec, dict) else spec
-        raise ModelError(f"{where}: needs a dict with 'element' one of {', '.join(ELEMENTS)}, got {given!r}")
     properties = {k: v for k, v in spec.items() if k not in ("element", "name")}
+    if spec["element"] == "shell":
+        properties = {k: _cell_values(mesh, set_name, k, v) if isinstance(v, str) and k not in ("membrane", "mass")
+                      else v for k, v in properties.items()}
     add = getattr(model, ELEMENTS[spec["element"]])
     try:
         add(conn, name=spec.get("name", set_name), **properties)
@@ -236,6 +315,20 @@ def _add_group(model: Model, mesh: Mesh, set_name: str, spec: dict[str, Any], co
     # invalid values, wrong element for the model's dimension, degenerate elements
     except (TypeError, ValueError) as exc:
         raise ModelError(f"{where}: {exc}") from exc
+
+
+def _cell_values(mesh: Mesh, set_name: str, prop: str, field_name: str) -> np.ndarray:
+    """(n_el,) values of shell property ``prop`` from cell data ``field_name`` of the set's triangles."""
+    available = mesh.triangle_data.get(set_name, {})
+    if field_name not in available:
+        raise ModelError(f"mesh {mesh.path}: group for set {set_name!r}: {prop} = {field_name!r} names no cell "
+                         f"data of the set's triangles (cell data: {', '.join(available) or 'none'})")
+    values = available[field_name]
+    bad = np.flatnonzero(~np.isfinite(values))
+    if bad.size:
+        raise ModelError(f"mesh {mesh.path}: group for set {set_name!r}: cell data {field_name!r} ({prop}) is "
+                         f"{values[bad[0]]} on triangle {int(bad[0])} of the set")
+    return values
 
 
 def _fix_set(model: Model, mesh: Mesh, set_name: str, dofs: str | list[str], node_of_point: np.ndarray) -> None:

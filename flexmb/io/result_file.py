@@ -67,12 +67,14 @@ Layout, format version 2 (arrays are float64 unless stated; n = committed steps)
       point_masses      (n_pm, 2) node, mass (kg)
       prescribed        (n_p,) int64 global indices of prescribed DOFs
       groups/<i>        attrs: name, kind (element class), section (JSON), outputs (JSON name -> unit)
-        connectivity    (n_el, 2) int64
+        connectivity    (n_el, 2) int64, (n_el, 3) for shells
         frames          (n_el, 3, 3) reference section frames (3D beams only)
+        thickness       (n_el,) m (shells only)
     /steps
       <series>          (>= n, ...) the result's series, e.g. t, u, v, a, reactions, kinetic, ...
                         (series empty for this model, such as multipliers without joints, are left out)
-      elements/<i>/<name>  (>= n, n_el) element output of group i
+      elements/<i>/<name>  (>= n, n_el) element output of group i, (>= n, n_el, k) for vector
+                        outputs (a shell's membrane_forces, bending_moments)
     /log                the run log, >= committed events rows:
       at                (n_events,) time or load factor
       kind              (n_events,) bytes (16): "cutback", "warning", "error", "restart", ...
@@ -500,6 +502,8 @@ def _write_layout(g: h5py.Group, layout: ModelLayout) -> None:
         _create(h, "connectivity", grp.connectivity, dtype=np.int64)
         if grp.frames is not None:
             _create(h, "frames", grp.frames)
+        if grp.thickness is not None:
+            _create(h, "thickness", grp.thickness)
 
 
 # ------------------------------------------------------------------------ reading
@@ -624,7 +628,8 @@ def _read_layout(g: h5py.Group, read: _Reader, where: str) -> ModelLayout:
         groups.append(GroupLayout(str(h.attrs["name"]), str(h.attrs["kind"]), read(f"{base}/connectivity"),
                                   json.loads(h.attrs["section"]),
                                   read(f"{base}/frames") if "frames" in h else None,
-                                  json.loads(h.attrs["outputs"])))
+                                  json.loads(h.attrs["outputs"]),
+                                  read(f"{base}/thickness") if "thickness" in h else None))
     return ModelLayout(int(g.attrs["dim"]), read(f"{where}/coordinates"),
                        read(f"{where}/has_rotations").astype(bool), groups, read(f"{where}/point_masses"),
                        read(f"{where}/prescribed"), json.loads(g.attrs.get("joints", "[]")))

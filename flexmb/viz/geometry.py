@@ -7,7 +7,9 @@ length), so the drawn beam leaves each node in the direction of the node's secti
 frames along the element turn from ``R_p E`` to ``R_q E`` (E the reference section frame) through
 the relative rotation vector, ``exp(s log(R_q R_p^T)) R_p E``, and are then re-orthogonalised
 against the Hermite tangent. Trusses are straight tubes, point masses spheres. Sections are a
-box (width along the section y axis, height along z) or a 12-sided tube.
+box (width along the section y axis, height along z) or a 12-sided tube. Shells are their
+mid-surface: one flat triangle per element through the current node positions (elements of a
+group share their nodes' points, so shading is smooth across them).
 
 2D models are drawn in the plane z = 0: nodal rotations are about z, the section y axis is the
 in-plane normal of the element and z the out-of-plane axis.
@@ -39,7 +41,7 @@ class Surface:
     ``faces`` is the flat VTK polygon array ``[k, i_0, ..., i_(k-1), k, ...]``. Every cell comes
     from element ``cell_element`` of group ``cell_group`` (group -1: point mass number
     ``cell_element``). Every point lies between the nodes ``point_nodes`` (n_points, 2), at the
-    fraction ``point_weight`` from the first to the second (0 at a point mass's node).
+    fraction ``point_weight`` from the first to the second (0 at a point mass's or a shell's node).
     """
 
     points: np.ndarray            # (n_points, 3), m
@@ -136,9 +138,11 @@ def beam_centrelines(layout: ModelLayout, group: GroupLayout, x: np.ndarray, R: 
 
 def centrelines(layout: ModelLayout, u: np.ndarray, n_sub: int = 8) -> list[np.ndarray]:
     """Drawn centreline of every group at the DOF vector u (n_dof,): one (n_el, n_s, 3) array per
-    group, m; beams with n_s = n_sub points per element, trusses straight (n_s = 2)."""
+    group, m; beams with n_s = n_sub points per element, trusses straight (n_s = 2), shells the
+    closed outline of each triangle (n_s = 4, the first node repeated)."""
     x, R = lift(layout.positions(u)), layout.rotation_matrices(u)
     return [beam_centrelines(layout, g, x, R, np.linspace(0.0, 1.0, n_sub))[0] if _is_beam(g)
+            else x[g.connectivity[:, [0, 1, 2, 0]]] if g.is_surface
             else x[g.connectivity] for g in layout.groups]
 
 
@@ -207,12 +211,15 @@ def point_mass_radii(layout: ModelLayout) -> np.ndarray:
 def structure_surface(layout: ModelLayout, u: np.ndarray, n_sub: int = 8) -> Surface:
     """The drawn structure at the DOF vector u (n_dof,): beams as swept sections along their
     Hermite centrelines with ``n_sub`` (>= 2) sections per element, trusses as straight tubes,
-    point masses as spheres."""
+    shells as their mid-surface triangles, point masses as spheres."""
     if n_sub < 2:
         raise ValueError(f"n_sub must be at least 2 (sections per element), got {n_sub}")
     x, R = lift(layout.positions(u)), layout.rotation_matrices(u)
     parts = []                  # (points, cell blocks, cell group, cell element, point nodes, weights)
     for gi, g in enumerate(layout.groups):
+        if g.is_surface:
+            parts.append(_mid_surface(g, x, gi))
+            continue
         s = np.linspace(0.0, 1.0, n_sub if _is_beam(g) else 2)
         if _is_beam(g):
             centres, frames = beam_centrelines(layout, g, x, R, s)
@@ -237,6 +244,15 @@ def structure_surface(layout: ModelLayout, u: np.ndarray, n_sub: int = 8) -> Sur
         parts.append((points, blocks, np.full(len(elements), -1), elements,
                       np.repeat(nodes, n_v)[:, None].repeat(2, axis=1), np.zeros(n_pm * n_v)))
     return _merge(parts)
+
+
+def _mid_surface(group: GroupLayout, x: np.ndarray, gi: int) -> tuple:
+    """Part of a Surface for the shell group ``group`` (number gi) at node positions x
+    (n_nodes, 3): a point at each of its nodes, a triangle per element."""
+    nodes = np.unique(group.connectivity)                               # (n_p,) sorted
+    triangles = np.searchsorted(nodes, group.connectivity)              # (n_el, 3) local points
+    return (x[nodes], [triangles], np.full(group.n_elements, gi), np.arange(group.n_elements),
+            np.column_stack([nodes, nodes]), np.zeros(len(nodes)))
 
 
 def _merge(parts: list[tuple]) -> Surface:

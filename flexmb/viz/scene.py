@@ -2,11 +2,14 @@
 quantity, mode shapes, and animations (GIF, MP4).
 
 Beams are drawn as their section (box or tube) swept along the smooth deformed centreline of
-:mod:`flexmb.viz.geometry`, trusses as straight tubes, point masses as spheres. Colour
-quantities (:func:`quantities`): any element output of the result's groups (``N``, ``My1``,
-``axial_strain``, ... constant on each element; elements of groups without it are grey), and
-the nodal magnitudes ``displacement`` (m, from the reference configuration) and ``velocity``
-(m/s, dynamic results), interpolated along the elements.
+:mod:`flexmb.viz.geometry`, trusses as straight tubes, shells as their deformed mid-surface,
+point masses as spheres. Colour quantities (:func:`quantities`): any element output of the
+result's groups (``N``, ``My1``, ``axial_strain``, ... constant on each element; elements of
+groups without it are grey), a component k of a vector output as ``name[k]`` (a shell's
+``membrane_forces[0]`` is N_xx, ``[1]`` N_yy, ``[2]`` N_xy, likewise ``bending_moments``, in the
+element's co-rotated axes), and the nodal magnitudes ``displacement`` (m, from the reference
+configuration) and ``velocity`` (m/s, dynamic results), interpolated along the elements and
+over the shell surfaces.
 
 The camera is fixed, not fitted by pyvista: a parallel projection (isometric in 3D, looking
 along -z in 2D) that frames a given box, so :func:`animate` can frame the whole motion once and
@@ -92,10 +95,12 @@ def _mode_scale(result: Result, scale: float | None) -> float:
 
 
 def _state(result: Result, k: int, scale: float | None) -> np.ndarray:
-    """DOF vector (n_dof,) drawn for step k (modes: the reference moved by ``scale`` m along mode k)."""
+    """DOF vector (n_dof,) drawn for step k: modes the reference moved by ``scale`` m along mode
+    k; other results their DOFs (displacements and rotations) times ``scale`` (None: 1)."""
     if result.kind == "modes":
         return result.shape_state(k, _mode_scale(result, scale))
-    return np.asarray(result.u[k], dtype=float)
+    u = np.asarray(result.u[k], dtype=float)
+    return u if scale is None else float(scale) * u
 
 
 def _reference_state(result: Result) -> np.ndarray:
@@ -121,14 +126,17 @@ def default_title(result: Result, step: int) -> str:
 
 # ------------------------------------------------------------------------ colours
 def quantities(result: Result) -> dict[str, str]:
-    """Colour quantities of a result, name -> unit: element outputs, ``displacement`` and, in
-    dynamics, ``velocity``."""
+    """Colour quantities of a result, name -> unit: element outputs (``name[k]`` for each
+    component k of a vector output), ``displacement`` and, in dynamics, ``velocity``."""
     layout = _layout(result)
     names: dict[str, str] = {}
     if result.kind != "modes":                     # modes carry zero placeholders, nothing to show
-        for g in layout.groups:
+        for g, store in zip(layout.groups, result.elements):
             for name, unit in g.outputs.items():
-                names.setdefault(name, unit)
+                recorded = store.get(name)
+                size = np.shape(recorded[0])[1] if recorded and np.ndim(recorded[0]) == 2 else 0
+                for label in [f"{name}[{k}]" for k in range(size)] or [name]:
+                    names.setdefault(label, unit)
     names["displacement"] = "m"
     if hasattr(result, "v"):
         names["velocity"] = "m/s"
@@ -148,8 +156,12 @@ def _colour_values(result: Result, k: int, u: np.ndarray, color: str
         return np.linalg.norm(layout.positions(u) - layout.coordinates, axis=1)
     if color == "velocity":
         return np.linalg.norm(np.asarray(result.v[k])[layout.translations()], axis=1)
-    return [np.asarray(store[color][k], dtype=float) if color in store else np.full(g.n_elements, np.nan)
-            for store, g in zip(result.elements, layout.groups)]
+    name, _, component = color.partition("[")
+    values = []
+    for store, g in zip(result.elements, layout.groups):
+        v = np.asarray(store[name][k], dtype=float) if name in store else np.full(g.n_elements, np.nan)
+        values.append(v[:, int(component[:-1])] if component and v.ndim == 2 else v)
+    return values
 
 
 def _colour_scale(samples: Sequence[np.ndarray | list[np.ndarray]], name: str
@@ -351,12 +363,15 @@ def render(result: Result, out: str | Path | None = None, step: int = -1, color:
     (height, width, 3) uint8 and writes it to ``out`` (.png, .jpg) if given.
 
     ``color``: None (one colour) or a quantity of :func:`quantities` (an element output such as
-    ``"N"``, ``"My1"``, ``"axial_strain"``; ``"displacement"`` in m; ``"velocity"`` in m/s),
+    ``"N"``, ``"My1"``, ``"axial_strain"``, a shell's ``"bending_moments[0]"`` (M_xx);
+    ``"displacement"`` in m; ``"velocity"`` in m/s),
     with a colour bar titled with its name and unit; ``clim`` fixes the colour range.
     ``window_size`` is (width, height) in pixels. For modes, ``step`` is the mode index and
-    ``scale`` the largest drawn mode translation in m (default 10 % of the model size).
-    ``show_reference`` adds the undeformed centrelines (modes: the reference state) as a thin
-    grey wireframe. ``title`` defaults to :func:`default_title`. ``camera``: "iso" (3D
+    ``scale`` the largest drawn mode translation in m (default 10 % of the model size); for
+    other results ``scale`` magnifies the drawn displacements and rotations (default 1, the
+    true deformation; colours by ``displacement`` stay the true values).
+    ``show_reference`` adds the undeformed centrelines and shell triangle outlines (modes: the
+    reference state) as a thin grey wireframe. ``title`` defaults to :func:`default_title`. ``camera``: "iso" (3D
     default), "xy" (2D default), "xz", "yz" or a pyvista camera position; the picture frames
     ``plotter_bounds`` (xmin, xmax, ymin, ymax, zmin, zmax in m) if given, else the drawing.
     """
@@ -367,7 +382,7 @@ def render(result: Result, out: str | Path | None = None, step: int = -1, color:
     u = _state(result, k, scale)
     values = colour = None
     if color is not None:
-        values = _colour_values(result, k, u, color)
+        values = _colour_values(result, k, u if result.kind == "modes" else _state(result, k, None), color)
         limits, cmap = _colour_scale([values], color)
         colour = (_label(result, color), limits if clim is None else tuple(clim), cmap)
     reference = reference_lines(layout, _reference_state(result)) if show_reference else None

@@ -1,0 +1,240 @@
+"""One compiled call per element group and Newton iteration of the mid-point scheme.
+
+A small model's Newton iteration is dominated by the Python around its kernels: gathering the
+element DOF arrays, one call per kernel, allocating their outputs and scattering them. For planar
+co-rotational beams (:class:`flexmb.elements.beam2d.Beam2D`, with or without the cubic mass of
+:mod:`flexmb.elements.hermite_mass2d`) :func:`beam2d_mid_point` does all of that in one call:
+it gathers the element DOFs from the global vectors, runs the existing kernels
+(:func:`flexmb.compiled.beam2d.mid_point_forces`' loop and
+:func:`flexmb.compiled.hermite_mass2d.mid_point_inertia`) and scatters their output
+(:mod:`flexmb.compiled.scatter`). It composes those kernels and adds no formula of its own, so
+their specifications (``reference_*``) stay the only ones; the test checks that the fused call
+equals the separate calls bit for bit (same kernels, same summation order per entry).
+
+:func:`director_motion` is the mid-point scheme's kinematics of a step without spatial rotations
+(:meth:`flexmb.integrators.schemes.MidPoint._motion`): the increment, the end velocity and the
+mean acceleration, with the director rule at the cubic-mass nodes
+(:func:`flexmb.compiled.hermite_mass2d.director_step`).
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from flexmb.compiled.beam2d import _mid_point
+from flexmb.compiled.dense_lu import equilibrated_lu, scaled_solve
+from flexmb.compiled.hermite_mass2d import director_step, mid_point_inertia
+from flexmb.compiled.scatter import scatter_matrix, scatter_vector
+from flexmb.compiled.sparse_ops import csr_matvec, residual_scale
+
+
+@numba.njit(cache=True)
+def beam2d_mid_point(X, EA, EI, second_order, edofs, entry_map, u0, u1, tangent, force, data,
+                     cubic, alpha0, l0, mass, v0, stretch0, dt, inertia, inertia_data):
+    """Mid-point force and tangent of a Beam2D group, and its cubic mass's inertia, added in place.
+
+    X (n_el, 2, 2), EA, EI (n_el,) and ``second_order`` as in :mod:`flexmb.compiled.beam2d`;
+    edofs (n_el, 6) the element DOFs and entry_map (n_el, 6, 6) the CSC data positions of the
+    assembly; u0, u1, v0, stretch0 (n_dof,) global vectors (the stretch rates at the rotation
+    DOFs). Adds q_m into force (n_dof,) and, with ``tangent``, dq_m/du1 into data (nnz,). With
+    ``cubic`` (alpha0, l0, mass (n_el,) of the cubic mass, dt the step) also the director-form
+    inertia F into inertia (n_dof,) and dF/du1 into inertia_data (nnz,)."""
+    n_el = edofs.shape[0]
+    ue0, ue1 = np.empty((n_el, 6)), np.empty((n_el, 6))
+    for e in range(n_el):
+        for i in range(6):
+            ue0[e, i] = u0[edofs[e, i]]
+            ue1[e, i] = u1[edofs[e, i]]
+    q, K = np.empty((n_el, 6)), np.empty((n_el if tangent else 0, 6, 6))
+    _mid_point(X, ue0, ue1, EA, EI, second_order, tangent, q, K)
+    scatter_vector(force, q, edofs)
+    if tangent:
+        scatter_matrix(data, K, entry_map)
+    if not cubic:
+        return
+    ve0, se0 = np.empty((n_el, 6)), np.empty((n_el, 2))
+    for e in range(n_el):
+        for i in range(6):
+            ve0[e, i] = v0[edofs[e, i]]
+        se0[e, 0], se0[e, 1] = stretch0[edofs[e, 2]], stretch0[edofs[e, 5]]
+    F, J = np.empty((n_el, 6)), np.empty((n_el if tangent else 0, 6, 6))
+    mid_point_inertia(alpha0, l0, mass, ue0, ue1, ve0, se0, dt, F, J, tangent)
+    scatter_vector(inertia, F, edofs)
+    if tangent:
+        scatter_matrix(inertia_data, J, entry_map)
+
+
+@numba.njit(cache=True)
+def director_motion(u0, u1, v0, stretch0, director_dofs, director_inertia, dt, d, v1, a_m, director):
+    """Mid-point kinematics of a step without spatial rotations, written in place (n_dof,):
+    d = u1 - u0, v1 = 2 d / dt - v0 (at the director DOFs omega_{n+1} of the director rule) and
+    a_m = (v1 - v0) / dt; director (5, n_d) receives director_step's omega_{n+1}, s_{n+1},
+    d omega_{n+1} / d dtheta, the rotary inertia force and its derivative."""
+    n = u0.size
+    for k in range(n):
+        d[k] = u1[k] - u0[k]
+        v1[k] = 2.0 * d[k] / dt - v0[k]
+    n_d = director_dofs.size
+    if n_d:
+        dtheta, omega0, s0 = np.empty(n_d), np.empty(n_d), np.empty(n_d)
+        for k in range(n_d):
+            dof = director_dofs[k]
+            dtheta[k], omega0[k], s0[k] = d[dof], v0[dof], stretch0[dof]
+        director_step(dtheta, omega0, s0, director_inertia, dt, director[0], director[1], director[2],
+                      director[3], director[4])
+        for k in range(n_d):
+            v1[director_dofs[k]] = director[0, k]
+    for k in range(n):
+        a_m[k] = (v1[k] - v0[k]) / dt
+
+
+@numba.njit(cache=True)
+def beam2d_mid_point_residual(X, EA, EI, second_order, edofs, entry_map, cubic, alpha0, l0, mass,
+                              mass_indptr, mass_indices, mass_values, mass_data, free, director_dofs,
+                              director_inertia, director_diagonal, director_free,
+                              u0, v0, stretch0, momentum_norm0, dt, mass_factor, f_m, u1, tangent,
+                              g, data, d, v1, a_m, director):
+    """The mid-point residual of a model of one Beam2D group without spatial rotations and without
+    configuration-dependent loads, as :meth:`flexmb.integrators.schemes.MidPoint.residual` computes
+    it with the separate calls, in the same order (so the same values): kinematics
+    (:func:`director_motion`), group terms (:func:`beam2d_mid_point`), the constant mass's inertia
+    M a_m, the director-form rotary inertia at the cubic-mass nodes and the residual
+    g = q_m - f_m + inertia (n_dof,), written in place with d, v1, a_m (n_dof,), director (5, n_d)
+    and, with ``tangent``, the Jacobian data (nnz,) ``mass_factor M + dq_m/du1 + df/du1``.
+    The constant mass is given as CSR arrays (n_dof rows) and as its free-free data (nnz,);
+    director_diagonal (n_df,) are the data positions of the free director DOFs' diagonal,
+    director_free (n_d,) which director DOFs are free. Returns the residual's force scale
+    (:func:`flexmb.compiled.sparse_ops.residual_scale`)."""
+    director_motion(u0, u1, v0, stretch0, director_dofs, director_inertia, dt, d, v1, a_m, director)
+    n = u0.size
+    if tangent:
+        for k in range(data.size):
+            data[k] = mass_factor * mass_data[k]
+    q_m, f_c = np.zeros(n), np.zeros(n)
+    d_c = np.zeros(data.size if tangent else 0)
+    beam2d_mid_point(X, EA, EI, second_order, edofs, entry_map, u0, u1, tangent, q_m, data,
+                     cubic, alpha0, l0, mass, v0, stretch0, dt, f_c, d_c)
+    inertia = csr_matvec(mass_indptr, mass_indices, mass_values, a_m)
+    n_d = director_dofs.size
+    if n_d:
+        for k in range(n_d):
+            inertia[director_dofs[k]] = director[3, k]
+        for k in range(n):
+            inertia[k] += f_c[k]
+        if tangent:
+            for k in range(data.size):
+                data[k] += d_c[k]
+            slot = 0
+            for k in range(n_d):
+                if director_free[k]:
+                    data[director_diagonal[slot]] += director[4, k] - mass_factor * director_inertia[k]
+                    slot += 1
+    for k in range(n):
+        g[k] = q_m[k] - f_m[k] + inertia[k]
+    return residual_scale(mass_indptr, mass_indices, mass_values, v1, free, momentum_norm0, dt, q_m, f_m, inertia)
+
+
+#: outcomes of :func:`beam2d_mid_point_newton` (see :func:`flexmb.integrators.newton.newton_solve`)
+CONVERGED_RESIDUAL, CONVERGED_INCREMENT, CONVERGED_STAGNATION = 0, 1, 2
+NOT_FINITE_RESIDUAL, EXACTLY_SINGULAR, SINGULAR_PIVOT, NOT_FINITE_CORRECTION, ABSURD_CORRECTION, NO_CONVERGENCE = \
+    -1, -2, -3, -4, -5, -6
+
+
+@numba.njit(cache=True)
+def beam2d_mid_point_newton(X, EA, EI, second_order, edofs, entry_map, cubic, alpha0, l0, mass,
+                            mass_indptr, mass_indices, mass_values, mass_data, free, director_dofs,
+                            director_inertia, director_diagonal, director_free,
+                            u0, v0, stretch0, momentum_norm0, dt, mass_factor, f_m,
+                            jacobian_indptr, jacobian_indices, length_scale, residual_tol, increment_tol,
+                            max_iterations, increment_gate, stagnation_tol, pivot_tol, absurd_correction,
+                            u1, g, data, d, v1, a_m, director, residual_norms, force_scales, increment_norms,
+                            smallest_pivots, correction):
+    """A whole Newton solve of a mid-point step of the models :func:`beam2d_mid_point_residual`
+    takes, with the dense LU (:mod:`flexmb.compiled.dense_lu`): the loop of
+    :func:`flexmb.integrators.newton.newton_solve` (full Newton, additive corrections, its
+    convergence tests in the same order and with the same norms, ``np.dot`` as numpy's) around
+    the one-call residual, so a small model's step makes one compiled call instead of a few
+    dozen Python calls per iteration. newton_solve is its specification; the test checks that
+    both give the same iterates and logs.
+
+    u1 (n_dof,) holds the start value (the predictor with the prescribed values) and receives
+    the last iterate; g, data, d, v1, a_m, director receive the residual terms of the last
+    evaluation (:func:`beam2d_mid_point_residual`); residual_norms, force_scales (max_iterations
+    + 1,), increment_norms and smallest_pivots (max_iterations,) the log (nan for the pivots of
+    the LU without the pivot test), correction (n_free,) the last correction. Returns the
+    outcome (the constants above), the iteration it was met at, the force scale the last
+    residual evaluation returned and the numbers of residual norms, increments and
+    factorisations logged.
+    """
+    n_free = free.size
+    x = np.empty(n_free)
+    for i in range(n_free):
+        x[i] = u1[free[i]]
+    r = np.empty(n_free)
+    lu = np.empty((n_free, n_free))
+    row_pivots = np.empty(n_free, dtype=np.int64)
+    row_scale, col_scale = np.empty(n_free), np.empty(n_free)
+    tiny = np.finfo(np.float64).tiny
+    n_norms = n_increments = n_factorizations = 0
+    k, rn, size, corrected = 0, 0.0, 0.0, False
+    while True:
+        # one call site of the residual (a second one doubles the compiled code): the start
+        # value's, then after each correction, whose tests come first
+        evaluated = beam2d_mid_point_residual(X, EA, EI, second_order, edofs, entry_map, cubic, alpha0, l0, mass,
+                                              mass_indptr, mass_indices, mass_values, mass_data, free, director_dofs,
+                                              director_inertia, director_diagonal, director_free, u0, v0, stretch0,
+                                              momentum_norm0, dt, mass_factor, f_m, u1, True, g, data, d, v1, a_m,
+                                              director)
+        scale = evaluated
+        if corrected:
+            increment_norms[n_increments] = size
+            n_increments += 1
+            if size <= increment_tol * length_scale and rn <= increment_gate * scale:
+                return CONVERGED_INCREMENT, k, evaluated, n_norms, n_increments, n_factorizations
+            # newton._stagnated on the log as it stands (the new residual is not in it yet)
+            if n_norms >= 3 and n_increments >= 2:
+                small = (increment_norms[n_increments - 1] <= stagnation_tol * length_scale
+                         and increment_norms[n_increments - 2] <= stagnation_tol * length_scale)
+                low = True
+                for j in range(n_norms - 3, n_norms):
+                    if not residual_norms[j] <= increment_gate * force_scales[j]:
+                        low = False
+                if small and low and min(residual_norms[n_norms - 2], residual_norms[n_norms - 1]) \
+                        > 0.5 * residual_norms[n_norms - 3]:
+                    return CONVERGED_STAGNATION, k, evaluated, n_norms, n_increments, n_factorizations
+            k += 1
+        if tiny > scale:                                   # Python's max(scale, tiny)
+            scale = tiny
+        for i in range(n_free):
+            r[i] = g[free[i]]
+        rn = np.sqrt(np.dot(r, r))
+        residual_norms[n_norms] = rn
+        force_scales[n_norms] = scale
+        n_norms += 1
+        if not rn < np.inf:
+            return NOT_FINITE_RESIDUAL, k, evaluated, n_norms, n_increments, n_factorizations
+        if rn <= residual_tol * scale:
+            return CONVERGED_RESIDUAL, k, evaluated, n_norms, n_increments, n_factorizations
+        if k == max_iterations:
+            break
+        smallest = equilibrated_lu(jacobian_indptr, jacobian_indices, data, lu, row_pivots, row_scale, col_scale)
+        if smallest == 0.0:
+            return EXACTLY_SINGULAR, k, evaluated, n_norms, n_increments, n_factorizations
+        n_factorizations += 1
+        smallest_pivots[n_factorizations - 1] = smallest if k == 0 else np.nan
+        if k == 0 and smallest <= pivot_tol:
+            return SINGULAR_PIVOT, k, evaluated, n_norms, n_increments, n_factorizations
+        for i in range(n_free):
+            correction[i] = -r[i]
+        dx = scaled_solve(lu, row_pivots, row_scale, col_scale, correction)
+        correction[:] = dx
+        size = np.sqrt(np.dot(dx, dx))
+        if not size < np.inf:
+            return NOT_FINITE_CORRECTION, k, evaluated, n_norms, n_increments, n_factorizations
+        if size > absurd_correction * length_scale:
+            return ABSURD_CORRECTION, k, evaluated, n_norms, n_increments, n_factorizations
+        for i in range(n_free):
+            x[i] = x[i] + dx[i]
+            u1[free[i]] = x[i]
+        corrected = True
+    return NO_CONVERGENCE, max_iterations, evaluated, n_norms, n_increments, n_factorizations

@@ -1,0 +1,544 @@
+"""Compiled kernels of the co-rotational triangular shell (:class:`flexmb.elements.shell3.Shell3`).
+
+The equations (twelve rotation-invariant generalized strains, the angle map, the energy
+``Phi = eh . S eh / 2``, the energy-conserving mid-point force) are written out in the docstring
+of :mod:`flexmb.elements.shell3` and not repeated here; this module evaluates them one element
+at a time inside compiled loops.
+
+The membrane metric strains are ``(l . l - L . L) / 2`` of the edges ``l = x_j - x_i``; every
+other strain is a sum of terms ``sign d . l`` of a director ``d = R_i D_i`` at a node i and an
+edge vector from it (tables ``_T_*`` below). Rows of ``G = de/dq`` on the element DOFs
+``[x_1, theta_1, x_2, theta_2, x_3, theta_3]`` (6 per node) are therefore sums of
+
+    metric:    +l at x_j, -l at x_i
+    director:  sign (+d at x_j, -d at x_i, P^T l at theta_i)
+
+where ``P = dd/dtheta_i`` is ``-hat(d)`` for spins (so P^T l = d x l) and, for the derivative of
+the end-of-step director with respect to the Cayley parameters w of a step,
+``-(I - hat(w)/2)^-1 hat(d_m)`` (d_m the step average of the director).
+
+The sum ``sum_k s_k dG_k/dq`` (geometric stiffness) is assembled from 3x3 blocks
+(:func:`_add_row_stiffness`); ``kappa`` is the derivative of the vectors the rows are built
+from with respect to the end-of-step vectors (1 in statics, 1/2 for step averages).
+
+``error_model="numpy"``: a rotation increment of a half turn gives infinite Cayley parameters
+instead of raising inside the compiled loop; the Newton driver treats that as a failed iterate.
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from flexmb.compiled.beam3d import _minus_times_hat
+from flexmb.compiled.rotations import cayley_from_matrix_into, cayley_resolvent_into, exp_map_into
+
+N_STRAINS = 12
+N_DOF = 18
+N_SLOTS = 3
+# membrane metric strains k = 0, 1, 2 on the edges (_EDGE_I[k], _EDGE_J[k])
+_EDGE_I = np.array([0, 1, 2])
+_EDGE_J = np.array([1, 2, 0])
+# director strains as sums of terms sign * d . l: term t adds to strain _T_STRAIN[t] the product of
+# the director of slot _T_SLOT[t] at node i = _T_NODE[t] with the edge vector x_j - x_i, j = _T_END[t].
+# Slots: 0 normal n_i = R_i E3; 1 R_i L_ij and 2 R_i L_ik (reference edges to the next and the
+# previous node, turned with the node). Bending b (k = 3..8): n_i . l_ij for both neighbours;
+# drilling c_i (k = 9..11): (R_i L_ij) . l_ik - (R_i L_ik) . l_ij.
+_T_STRAIN = np.array([3, 4, 5, 6, 7, 8, 9, 9, 10, 10, 11, 11])
+_T_NODE = np.array([0, 0, 1, 1, 2, 2, 0, 0, 1, 1, 2, 2])
+_T_END = np.array([1, 2, 2, 0, 0, 1, 2, 1, 0, 2, 1, 0])
+_T_SLOT = np.array([0, 0, 0, 0, 0, 0, 1, 2, 1, 2, 1, 2])
+_T_SIGN = np.array([1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, -1.0, 1.0, -1.0, 1.0, -1.0])
+N_TERMS = 12
+# the angle of bending strain k (3..8) is taken against the current length of metric edge _GEDGE[k]
+_GEDGE = np.array([-1, -1, -1, 0, 2, 1, 0, 2, 1, -1, -1, -1])
+_SINE_LIMIT = 1.0 - 1e-12          # |sine| of an angle strain is clipped below 1 (as Beam3D)
+_GAUSS_X, _GAUSS_WX = np.polynomial.legendre.leggauss(4)
+_GAUSS_T, _GAUSS_W = 0.5 * (_GAUSS_X + 1.0), 0.5 * _GAUSS_WX       # four-point Gauss rule on [0, 1]
+_ROUND_OFF = 64.0 * np.finfo(float).eps     # relative energy miss the mid-point stresses may leave
+
+jit = numba.njit(cache=True, error_model="numpy")
+
+
+# ------------------------------------------------------------------------ element kinematics
+@jit
+def _configuration(X: np.ndarray, u: np.ndarray, D0: np.ndarray, e: int, x: np.ndarray, R: np.ndarray,
+                   dirs: np.ndarray) -> None:
+    """Current nodal positions x (3, 3), rotations R (3, 3, 3) and directors dirs (3, 3, 3) =
+    R_i D0[e, i, s] of element e."""
+    for a in range(3):
+        for c in range(3):
+            x[a, c] = X[e, a, c] + u[e, 6 * a + c]
+        exp_map_into(u[e, 6 * a + 3:6 * a + 6], R[a])
+        for s in range(N_SLOTS):
+            for r in range(3):
+                dirs[a, s, r] = R[a, r, 0] * D0[e, a, s, 0] + R[a, r, 1] * D0[e, a, s, 1] \
+                    + R[a, r, 2] * D0[e, a, s, 2]
+
+
+@jit
+def _strains(X: np.ndarray, u: np.ndarray, e: int, x: np.ndarray, dirs: np.ndarray, eps: np.ndarray) -> None:
+    """Generalized strains e (12,); the metric ones as (u_j - u_i) . (2 L + u_j - u_i) / 2, without
+    the cancellation of l . l - L . L."""
+    for k in range(3):
+        i, j = _EDGE_I[k], _EDGE_J[k]
+        acc = 0.0
+        for c in range(3):
+            du = u[e, 6 * j + c] - u[e, 6 * i + c]
+            acc += du * (2.0 * (X[e, j, c] - X[e, i, c]) + du)
+        eps[k] = 0.5 * acc
+    for k in range(3, N_STRAINS):
+        eps[k] = 0.0
+    for t in range(N_TERMS):
+        i, j, s = _T_NODE[t], _T_END[t], _T_SLOT[t]
+        acc = 0.0
+        for c in range(3):
+            acc += dirs[i, s, c] * (x[j, c] - x[i, c])
+        eps[_T_STRAIN[t]] += _T_SIGN[t] * acc
+
+
+@jit
+def _energy(eps: np.ndarray, angle_length: np.ndarray, S: np.ndarray, eh: np.ndarray, ahd: np.ndarray,
+            ahc: np.ndarray, d2: np.ndarray, sigma: np.ndarray) -> float:
+    """Phi = eh . S eh / 2 of the strains e (12,), with the angle strains eh, sigma = S eh and what
+    the derivatives need: ``Ah = deh/de = diag(ahd) + sum_k ahc_k u_k u_m(k)^T`` (bending angle k
+    also depends on the metric strain g_m of its edge, m = _GEDGE[k]) and the second derivatives
+    ``d2[k] = (d2eh_k/de_k^2, d2eh_k/de_k dg_m, d2eh_k/dg_m^2)``.
+
+    Bending: eh = L asin(b / r), r = |l| = sqrt(L^2 + 2 g_m); drilling: eh = 4A asin(c / 4A)."""
+    for k in range(N_STRAINS):
+        ahc[k] = 0.0
+        d2[k, 0] = d2[k, 1] = d2[k, 2] = 0.0
+        if k < 3:
+            eh[k], ahd[k] = eps[k], 1.0
+            continue
+        L = angle_length[k]
+        m = _GEDGE[k]
+        r2 = L * L + 2.0 * eps[m] if m >= 0 else L * L
+        r = np.sqrt(r2)
+        xs = min(max(eps[k] / r, -_SINE_LIMIT), _SINE_LIMIT)
+        a1 = 1.0 / np.sqrt(1.0 - xs * xs)                                  # asin'
+        a2 = xs * a1 ** 3                                                  # asin''
+        eh[k] = L * np.arcsin(xs)
+        ahd[k] = L * a1 / r
+        d2[k, 0] = L * a2 / r2
+        if m >= 0:
+            b = eps[k]
+            ahc[k] = -L * a1 * b / (r2 * r)
+            d2[k, 1] = -L * (a2 * b / (r2 * r2) + a1 / (r2 * r))
+            d2[k, 2] = L * (a2 * b * b / (r2 * r2 * r2) + 3.0 * a1 * b / (r2 * r2 * r))
+    phi = 0.0
+    for i in range(N_STRAINS):
+        acc = 0.0
+        for j in range(N_STRAINS):
+            acc += S[i, j] * eh[j]
+        sigma[i] = acc
+        phi += eh[i] * acc
+    return 0.5 * phi
+
+
+@jit
+def _gradient(ahd: np.ndarray, ahc: np.ndarray, sigma: np.ndarray, grad: np.ndarray) -> None:
+    """grad (12,) = Ah^T sigma = dPhi/de for sigma = S eh."""
+    for k in range(N_STRAINS):
+        grad[k] = ahd[k] * sigma[k]
+    for k in range(3, 9):
+        grad[_GEDGE[k]] += ahc[k] * sigma[k]
+
+
+@jit
+def _hessian(S: np.ndarray, ahd: np.ndarray, ahc: np.ndarray, d2: np.ndarray, sigma: np.ndarray,
+             material: bool, H: np.ndarray, T: np.ndarray) -> None:
+    """H (12, 12) = Ah^T S Ah (with ``material``) + sum_k sigma_k d2eh_k/de2; T (12, 12) scratch."""
+    if material:
+        for i in range(N_STRAINS):                                         # T = S Ah
+            for j in range(N_STRAINS):
+                T[i, j] = S[i, j] * ahd[j]
+            for k in range(3, 9):
+                T[i, _GEDGE[k]] += S[i, k] * ahc[k]
+        for i in range(N_STRAINS):                                         # H = Ah^T T
+            for j in range(N_STRAINS):
+                H[i, j] = ahd[i] * T[i, j]
+        for k in range(3, 9):
+            m = _GEDGE[k]
+            for j in range(N_STRAINS):
+                H[m, j] += ahc[k] * T[k, j]
+    else:
+        H[:, :] = 0.0
+    for k in range(3, N_STRAINS):
+        H[k, k] += sigma[k] * d2[k, 0]
+        m = _GEDGE[k]
+        if m >= 0:
+            H[k, m] += sigma[k] * d2[k, 1]
+            H[m, k] += sigma[k] * d2[k, 1]
+            H[m, m] += sigma[k] * d2[k, 2]
+
+
+# ------------------------------------------------------------------------------ rows
+@jit
+def _spin_jacobians(dirs: np.ndarray, P: np.ndarray) -> None:
+    """P (3, 3, 3, 3) = -hat(d) for every director: d d / d(spin)."""
+    for a in range(3):
+        for s in range(N_SLOTS):
+            _minus_hat(dirs[a, s], P[a, s])
+
+
+@jit
+def _minus_hat(d: np.ndarray, out: np.ndarray) -> None:
+    """out (3, 3) = -hat(d)."""
+    out[0, 0] = out[1, 1] = out[2, 2] = 0.0
+    out[0, 1], out[0, 2] = d[2], -d[1]
+    out[1, 0], out[1, 2] = -d[2], d[0]
+    out[2, 0], out[2, 1] = d[1], -d[0]
+
+
+@jit
+def _rows(x: np.ndarray, dirs: np.ndarray, P: np.ndarray, G: np.ndarray) -> None:
+    """Rows G (12, 18) built from the positions x (3, 3), directors dirs (3, 3, 3) and the
+    director Jacobians P (3, 3, 3, 3) (rotation entry P^T l)."""
+    G[:, :] = 0.0
+    for k in range(3):
+        i, j = _EDGE_I[k], _EDGE_J[k]
+        for c in range(3):
+            lc = x[j, c] - x[i, c]
+            G[k, 6 * j + c] = lc
+            G[k, 6 * i + c] = -lc
+    for t in range(N_TERMS):
+        k, i, j, s, sign = _T_STRAIN[t], _T_NODE[t], _T_END[t], _T_SLOT[t], _T_SIGN[t]
+        for c in range(3):
+            v = sign * dirs[i, s, c]
+            G[k, 6 * j + c] += v
+            G[k, 6 * i + c] -= v
+            acc = 0.0
+            for r in range(3):
+                acc += P[i, s, r, c] * (x[j, r] - x[i, r])
+            G[k, 6 * i + 3 + c] += sign * acc
+
+
+@jit
+def _add_row_stiffness(weights: np.ndarray, kappa: float, x: np.ndarray, dirs: np.ndarray, P: np.ndarray,
+                       K: np.ndarray) -> None:
+    """K (18, 18) += sum_k weights_k dG_k/dd for rows built from x, dirs (the current or the
+    step-averaged vectors) whose end-of-step directors move with P (3, 3, 3, 3)."""
+    for k in range(3):                             # row +-l: d l / d(x_j - x_i) = I
+        i, j = _EDGE_I[k], _EDGE_J[k]
+        w = kappa * weights[k]
+        ti, tj = 6 * i, 6 * j
+        for c in range(3):
+            K[tj + c, tj + c] += w
+            K[tj + c, ti + c] -= w
+            K[ti + c, tj + c] -= w
+            K[ti + c, ti + c] += w
+    for t in range(N_TERMS):
+        i, j, s = _T_NODE[t], _T_END[t], _T_SLOT[t]
+        w = kappa * _T_SIGN[t] * weights[_T_STRAIN[t]]
+        ti, tj = 6 * i, 6 * j
+        ri = ti + 3
+        d = dirs[i, s]
+        for r in range(3):
+            for c in range(3):
+                p = w * P[i, s, r, c]
+                K[tj + r, ri + c] += p                  # +d at x_j moves with the director
+                K[ti + r, ri + c] -= p
+        # theta_i entry d x l: d(d x l) = -hat(l) dd + hat(d) dl, dl = dx_j - dx_i
+        l0_, l1_, l2_ = x[j, 0] - x[i, 0], x[j, 1] - x[i, 1], x[j, 2] - x[i, 2]
+        for c in range(3):
+            p0, p1, p2 = P[i, s, 0, c], P[i, s, 1, c], P[i, s, 2, c]       # -hat(l) P[:, c] = P[:, c] x l
+            K[ri, ri + c] += w * (p1 * l2_ - p2 * l1_)
+            K[ri + 1, ri + c] += w * (p2 * l0_ - p0 * l2_)
+            K[ri + 2, ri + c] += w * (p0 * l1_ - p1 * l0_)
+        for sign, tn in ((1.0, tj), (-1.0, ti)):                           # hat(d) on +-dx
+            ws = sign * w
+            K[ri, tn + 1] -= ws * d[2]
+            K[ri, tn + 2] += ws * d[1]
+            K[ri + 1, tn] += ws * d[2]
+            K[ri + 1, tn + 2] -= ws * d[0]
+            K[ri + 2, tn] -= ws * d[1]
+            K[ri + 2, tn + 1] += ws * d[0]
+
+
+@jit
+def _add_sandwich(A: np.ndarray, H: np.ndarray, B: np.ndarray, K: np.ndarray, T: np.ndarray) -> None:
+    """K (18, 18) += A^T H B for A, B (12, 18), H (12, 12); T (12, 18) scratch."""
+    for i in range(N_STRAINS):
+        for c in range(N_DOF):
+            acc = 0.0
+            for k in range(N_STRAINS):
+                acc += H[i, k] * B[k, c]
+            T[i, c] = acc
+    for r in range(N_DOF):
+        for i in range(N_STRAINS):
+            a = A[i, r]
+            if a != 0.0:
+                for c in range(N_DOF):
+                    K[r, c] += a * T[i, c]
+
+
+@jit
+def _force(G: np.ndarray, weights: np.ndarray, q: np.ndarray) -> None:
+    """q (18,) = G^T weights."""
+    for c in range(N_DOF):
+        acc = 0.0
+        for k in range(N_STRAINS):
+            acc += G[k, c] * weights[k]
+        q[c] = acc
+
+
+# ---------------------------------------------------------------------------------- kernels
+@jit
+def force_and_tangent(X: np.ndarray, u: np.ndarray, D0: np.ndarray, angle_length: np.ndarray,
+                      S: np.ndarray, tangent: bool, stresses: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Internal force q (n_el, 18) and tangent dq/d(spins) (n_el, 18, 18; (0, 18, 18) without
+    ``tangent``). With ``stresses`` (n_el, 12) instead of an empty (0, 12) array, the geometric
+    stiffness: the part of the tangent linear in those generalized stresses sigma = S eh (q is
+    then G^T Ah of them).
+
+    X (n_el, 3, 3) reference nodes, u (n_el, 18) element DOFs, D0 (n_el, 3, 3, 3) reference
+    directors (E3, L_ij, L_ik per node), angle_length (n_el, 12) the |L_ij| of the angle map,
+    S (n_el, 12, 12) the strain stiffness.
+    """
+    n = X.shape[0]
+    geometric = stresses.shape[0] > 0
+    q = np.empty((n, N_DOF))
+    K = np.empty((n if tangent else 0, N_DOF, N_DOF))
+    x, R, dirs, P = np.empty((3, 3)), np.empty((3, 3, 3)), np.empty((3, N_SLOTS, 3)), np.empty((3, N_SLOTS, 3, 3))
+    vec = np.empty((6, N_STRAINS))
+    eps, eh, ahd, ahc, sigma, grad = vec[0], vec[1], vec[2], vec[3], vec[4], vec[5]
+    d2 = np.empty((N_STRAINS, 3))
+    G, T = np.empty((N_STRAINS, N_DOF)), np.empty((N_STRAINS, N_DOF))
+    H, T12 = np.empty((N_STRAINS, N_STRAINS)), np.empty((N_STRAINS, N_STRAINS))
+    for e in range(n):
+        _configuration(X, u, D0, e, x, R, dirs)
+        _strains(X, u, e, x, dirs, eps)
+        _energy(eps, angle_length[e], S[e], eh, ahd, ahc, d2, sigma)
+        if geometric:
+            sigma[:] = stresses[e]
+        _gradient(ahd, ahc, sigma, grad)
+        _spin_jacobians(dirs, P)
+        _rows(x, dirs, P, G)
+        _force(G, grad, q[e])
+        if not tangent:
+            continue
+        _hessian(S[e], ahd, ahc, d2, sigma, not geometric, H, T12)
+        Ke = K[e]
+        Ke[:, :] = 0.0
+        _add_sandwich(G, H, G, Ke, T)
+        _add_row_stiffness(grad, 1.0, x, dirs, P, Ke)
+    return q, K
+
+
+@jit
+def strain_state(X: np.ndarray, u: np.ndarray, D0: np.ndarray, angle_length: np.ndarray, S: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Strain energy Phi (n_el,), angle strains eh (n_el, 12) and generalized stresses
+    sigma = S eh (n_el, 12)."""
+    n = X.shape[0]
+    phi, eh, sigma = np.empty(n), np.empty((n, N_STRAINS)), np.empty((n, N_STRAINS))
+    x, R, dirs = np.empty((3, 3)), np.empty((3, 3, 3)), np.empty((3, N_SLOTS, 3))
+    eps, ahd, ahc, d2 = np.empty(N_STRAINS), np.empty(N_STRAINS), np.empty(N_STRAINS), np.empty((N_STRAINS, 3))
+    for e in range(n):
+        _configuration(X, u, D0, e, x, R, dirs)
+        _strains(X, u, e, x, dirs, eps)
+        phi[e] = _energy(eps, angle_length[e], S[e], eh[e], ahd, ahc, d2, sigma[e])
+    return phi, eh, sigma
+
+
+@jit
+def mid_point_force_and_tangent(X: np.ndarray, u0: np.ndarray, u1: np.ndarray, D0: np.ndarray,
+                                angle_length: np.ndarray, S: np.ndarray, tangent: bool
+                                ) -> tuple[np.ndarray, np.ndarray]:
+    """Energy-conserving mid-point force (n_el, 18) and its derivative w.r.t. the step increment
+    ``d = [x1_i - x0_i, w_i]`` (w Cayley parameters of R1_i R0_i^T) (n_el, 18, 18; (0, 18, 18)
+    without ``tangent``)."""
+    n = X.shape[0]
+    q = np.empty((n, N_DOF))
+    K = np.empty((n if tangent else 0, N_DOF, N_DOF))
+    x0, x1, xm = np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3))
+    R0, R1 = np.empty((3, 3, 3)), np.empty((3, 3, 3))
+    dirs0, dirs1, dirsm = np.empty((3, N_SLOTS, 3)), np.empty((3, N_SLOTS, 3)), np.empty((3, N_SLOTS, 3))
+    Pm, Pend = np.empty((3, N_SLOTS, 3, 3)), np.empty((3, N_SLOTS, 3, 3))
+    Gres, Rrel, w3 = np.empty((3, 3)), np.empty((3, 3)), np.empty(3)
+    vec = np.empty((12, N_STRAINS))
+    eps0, eps1, deps, eps_t, eh, ahd = vec[0], vec[1], vec[2], vec[3], vec[4], vec[5]
+    ahc, sigma, grad, st_star, grad1, dcf = vec[6], vec[7], vec[8], vec[9], vec[10], vec[11]
+    d2, T12 = np.empty((N_STRAINS, 3)), np.empty((N_STRAINS, N_STRAINS))
+    Gm, E1, T = np.empty((N_STRAINS, N_DOF)), np.empty((N_STRAINS, N_DOF)), np.empty((N_STRAINS, N_DOF))
+    H, dst_star = np.empty((N_STRAINS, N_STRAINS)), np.empty((N_STRAINS, N_STRAINS))
+    for e in range(n):
+        _configuration(X, u0, D0, e, x0, R0, dirs0)
+        _configuration(X, u1, D0, e, x1, R1, dirs1)
+        _strains(X, u0, e, x0, dirs0, eps0)
+        _strains(X, u1, e, x1, dirs1, eps1)
+        Se, Le = S[e], angle_length[e]
+        for k in range(N_STRAINS):
+            deps[k] = eps1[k] - eps0[k]
+        # s* = int_0^1 s~(e_n + t de) dt and its derivative with respect to e_{n+1}
+        st_star[:] = 0.0
+        dst_star[:, :] = 0.0
+        for g in range(4):
+            t, wt = _GAUSS_T[g], _GAUSS_W[g]
+            for k in range(N_STRAINS):
+                eps_t[k] = eps0[k] + t * deps[k]
+            _energy(eps_t, Le, Se, eh, ahd, ahc, d2, sigma)
+            _gradient(ahd, ahc, sigma, grad)
+            for k in range(N_STRAINS):
+                st_star[k] += wt * grad[k]
+            if tangent:
+                _hessian(Se, ahd, ahc, d2, sigma, True, H, T12)
+                for i in range(N_STRAINS):
+                    for j in range(N_STRAINS):
+                        dst_star[i, j] += wt * t * H[i, j]
+        # discrete-gradient correction along de where the quadrature misses the energy increment
+        phi0 = _energy(eps0, Le, Se, eh, ahd, ahc, d2, sigma)
+        phi1 = _energy(eps1, Le, Se, eh, ahd, ahc, d2, sigma)
+        miss = phi1 - phi0
+        dd = 0.0
+        for k in range(N_STRAINS):
+            miss -= st_star[k] * deps[k]
+            dd += deps[k] * deps[k]
+        if abs(miss) > _ROUND_OFF * (abs(phi0) + abs(phi1)):
+            cf = miss / dd
+            if tangent:
+                _gradient(ahd, ahc, sigma, grad1)                         # s~(e_{n+1})
+                for i in range(N_STRAINS):                                # d miss / d e_{n+1}
+                    acc = grad1[i] - st_star[i]
+                    for j in range(N_STRAINS):
+                        acc -= dst_star[j, i] * deps[j]
+                    dcf[i] = acc / dd - (2.0 * cf / dd) * deps[i]         # d cf / d e_{n+1}
+                for i in range(N_STRAINS):
+                    for j in range(N_STRAINS):
+                        dst_star[i, j] += deps[i] * dcf[j]
+                    dst_star[i, i] += cf
+            for k in range(N_STRAINS):
+                st_star[k] += cf * deps[k]
+        # rows about the step-averaged vectors: G_m d = e_{n+1} - e_n exactly
+        for a in range(3):
+            for c in range(3):
+                xm[a, c] = 0.5 * (x0[a, c] + x1[a, c])
+            for s in range(N_SLOTS):
+                for c in range(3):
+                    dirsm[a, s, c] = 0.5 * (dirs0[a, s, c] + dirs1[a, s, c])
+        _spin_jacobians(dirsm, Pm)
+        _rows(xm, dirsm, Pm, Gm)
+        _force(Gm, st_star, q[e])
+        if not tangent:
+            continue
+        # end-of-step directors move with P = -(I - hat(w)/2)^-1 hat(d_m)
+        for a in range(3):
+            for r in range(3):
+                for c in range(3):
+                    Rrel[r, c] = R1[a, r, 0] * R0[a, c, 0] + R1[a, r, 1] * R0[a, c, 1] + R1[a, r, 2] * R0[a, c, 2]
+            cayley_from_matrix_into(Rrel, w3)
+            cayley_resolvent_into(w3, Gres)
+            for s in range(N_SLOTS):
+                _minus_times_hat(Gres, dirsm[a, s], Pend[a, s])
+        _rows(x1, dirs1, Pend, E1)                                     # d e_{n+1} / d d
+        Ke = K[e]
+        Ke[:, :] = 0.0
+        _add_sandwich(Gm, dst_star, E1, Ke, T)
+        _add_row_stiffness(st_star, 0.5, xm, dirsm, Pend, Ke)
+    return q, K
+
+
+
+# ------------------------------------------------------------------------- reference state
+@jit
+def strain_stiffness(X: np.ndarray, D0: np.ndarray, K_local: np.ndarray, frames: np.ndarray,
+                     size: np.ndarray, tolerance: float) -> tuple[np.ndarray, np.ndarray, int]:
+    """A right inverse Z of B (n_el, 18, 12) and the strain stiffness S = Z^T K_glob Z (n_el, 12, 12),
+    K_glob = T^T K_local T; last the first element whose B has rank < 12, or -1.
+
+    X (n_el, 3, 3) reference nodes, D0 (n_el, 3, 3, 3) reference directors, K_local (n_el, 18, 18)
+    the linear triangle in local axes, frames (n_el, 3, 3) columns E1 E2 E3 (T = block diagonal of
+    E^T), size (n_el,) a length of each element. B = de/dq at the reference comes from
+    :func:`_rows` (the same rows as the kernels). Z is the pseudo-inverse of the dimensionless
+    ``Bs = Dr B Dc`` (rows g / size^2, b / size, c / size^2, translation columns times size),
+    ``Z = Dc Bs^T (Bs Bs^T)^-1 Dr``, so that B Z = I; the rank test is a Cholesky pivot of
+    ``Bs Bs^T`` below ``tolerance`` times its largest diagonal entry.
+    """
+    n = X.shape[0]
+    Z = np.empty((n, N_DOF, N_STRAINS))
+    S = np.empty((n, N_STRAINS, N_STRAINS))
+    P = np.empty((3, N_SLOTS, 3, 3))
+    B, Bs, KZ = np.empty((N_STRAINS, N_DOF)), np.empty((N_STRAINS, N_DOF)), np.empty((N_DOF, N_STRAINS))
+    Kg, gram, C = np.empty((N_DOF, N_DOF)), np.empty((N_STRAINS, N_STRAINS)), np.empty((N_STRAINS, N_STRAINS))
+    Dr, Dc, blk = np.empty(N_STRAINS), np.empty(N_DOF), np.empty((3, 3))
+    bad = -1
+    for e in range(n):
+        _spin_jacobians(D0[e], P)
+        _rows(X[e], D0[e], P, B)
+        E = frames[e]
+        for a in range(6):                                  # 3x3 blocks of K_glob: E K_ab E^T
+            for b in range(6):
+                for i in range(3):
+                    for j in range(3):
+                        acc = 0.0
+                        for k in range(3):
+                            acc += K_local[e, 3 * a + i, 3 * b + k] * E[j, k]
+                        blk[i, j] = acc
+                for i in range(3):
+                    for j in range(3):
+                        Kg[3 * a + i, 3 * b + j] = E[i, 0] * blk[0, j] + E[i, 1] * blk[1, j] + E[i, 2] * blk[2, j]
+        h = size[e]
+        for k in range(N_STRAINS):
+            Dr[k] = 1.0 / (h * h) if (k < 3 or k >= 9) else 1.0 / h
+        for c in range(N_DOF):
+            Dc[c] = h if (c % 6) < 3 else 1.0
+        for k in range(N_STRAINS):
+            for c in range(N_DOF):
+                Bs[k, c] = Dr[k] * B[k, c] * Dc[c]
+        largest = 0.0
+        for i in range(N_STRAINS):
+            for j in range(i + 1):
+                acc = 0.0
+                for c in range(N_DOF):
+                    acc += Bs[i, c] * Bs[j, c]
+                gram[i, j] = gram[j, i] = acc
+            largest = max(largest, gram[i, i])
+        ok = True                                           # Cholesky gram = C C^T, C lower
+        for j in range(N_STRAINS):
+            d = gram[j, j]
+            for k in range(j):
+                d -= C[j, k] * C[j, k]
+            if not d > tolerance * largest:
+                ok = False
+                break
+            C[j, j] = np.sqrt(d)
+            for i in range(j + 1, N_STRAINS):
+                acc = gram[i, j]
+                for k in range(j):
+                    acc -= C[i, k] * C[j, k]
+                C[i, j] = acc / C[j, j]
+        if not ok:
+            if bad < 0:
+                bad = e
+            Z[e] = 0.0
+            S[e] = 0.0
+            continue
+        # Zs^T = gram^-1 Bs column by column (forward and back substitution), then Z = Dc Zs Dr
+        for c in range(N_DOF):
+            for i in range(N_STRAINS):                      # C y = Bs[:, c], y kept in KZ[c]
+                acc = Bs[i, c]
+                for k in range(i):
+                    acc -= C[i, k] * KZ[c, k]
+                KZ[c, i] = acc / C[i, i]
+            for i in range(N_STRAINS - 1, -1, -1):          # C^T z = y
+                acc = KZ[c, i]
+                for k in range(i + 1, N_STRAINS):
+                    acc -= C[k, i] * Z[e, c, k]
+                Z[e, c, i] = acc / C[i, i]
+        for c in range(N_DOF):
+            for i in range(N_STRAINS):
+                Z[e, c, i] *= Dc[c] * Dr[i]
+        for r in range(N_DOF):                              # KZ = K_glob Z, S = Z^T KZ
+            for i in range(N_STRAINS):
+                acc = 0.0
+                for c in range(N_DOF):
+                    acc += Kg[r, c] * Z[e, c, i]
+                KZ[r, i] = acc
+        for i in range(N_STRAINS):
+            for j in range(i + 1):
+                acc = 0.0
+                for r in range(N_DOF):
+                    acc += Z[e, r, i] * KZ[r, j]
+                S[e, i, j] = S[e, j, i] = acc
+    return Z, S, bad

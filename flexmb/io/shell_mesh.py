@@ -1,0 +1,270 @@
+"""Structured triangle meshes for shells: plates, cylindrical panels, spherical caps, node sets.
+
+Every generator returns ``(coordinates, triangles)``: ``coordinates`` (n_nodes, 3) float in m and
+``triangles`` (n_el, 3) int64 node indices, ready for :meth:`flexmb.model.Model.add_nodes` and
+:meth:`flexmb.model.Model.add_shell`. The triangles are oriented consistently: the normal
+``(X2 - X1) x (X3 - X1)`` (the shell's local E3, the direction of positive pressure) points
+
+* along +z for :func:`rectangle`,
+* outwards, away from the axis, for :func:`cylinder`,
+* outwards, away from the centre, for :func:`spherical_cap`.
+
+Nodes are numbered along the first parameter fastest (x of a plate, the angle of a cylinder,
+the sector of a cap ring), so the nodes of a straight edge or of a ring come out of
+:func:`nodes_at` / :func:`node_set` in order along the edge, as
+:meth:`~flexmb.model.Model.add_edge_load` wants them. The "cross" pattern adds one node at
+the centre of every cell after the grid nodes.
+
+Diagonal patterns of a structured grid of cells (i along the first parameter, j along the second):
+
+=============  ==============================================================================
+"right"        every cell cut by the diagonal from its corner (i, j) to (i+1, j+1)
+"left"         every cell cut by the diagonal from (i+1, j) to (i, j+1)
+"union-jack"   "right" and "left" alternating like a chess board ((i + j) even: "right"), so
+               the diagonals of each 2x2 block of cells meet at its centre node
+"cross"        both diagonals: four triangles per cell around a node at the cell centre
+=============  ==============================================================================
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+#: the diagonal patterns :func:`rectangle` and :func:`cylinder` accept
+PATTERNS = ("right", "left", "union-jack", "cross")
+
+
+def rectangle(a: float, b: float, nx: int, ny: int, pattern: str = "right") -> tuple[np.ndarray, np.ndarray]:
+    """A flat plate [0, a] x [0, b] in the x-y plane (z = 0), nx x ny cells cut into triangles.
+
+    Parameters
+    ----------
+    a, b : side lengths along x and y, m (> 0).
+    nx, ny : number of cells along x and y (>= 1).
+    pattern : one of :data:`PATTERNS` (see the module docstring).
+
+    Returns
+    -------
+    coordinates : (n_nodes, 3) with n_nodes = (nx + 1)(ny + 1), plus nx ny cell centres for
+        "cross"; grid node (i, j) at (i a/nx, j b/ny, 0) is node ``i + j (nx + 1)``.
+    triangles : (n_el, 3) int64, 2 nx ny triangles (4 nx ny for "cross"), normals along +z.
+    """
+    a, b = _positive("a", a), _positive("b", b)
+    nx, ny = _count("nx", nx), _count("ny", ny)
+    u, v = np.meshgrid(np.linspace(0.0, a, nx + 1), np.linspace(0.0, b, ny + 1))  # (ny + 1, nx + 1)
+    grid = np.column_stack([u.ravel(), v.ravel()])                                   # (n_grid, 2)
+    triangles, centre_of = _grid_triangles(nx, ny, pattern, closed=False)
+    uv = np.vstack([grid, _cell_centres(grid, nx, ny)]) if centre_of else grid
+    coordinates = np.column_stack([uv, np.zeros(len(uv))])
+    return coordinates, triangles
+
+
+def cylinder(radius: float, length: float, angle: float, n_circ: int, n_axial: int,
+             pattern: str = "right", axis: str = "x") -> tuple[np.ndarray, np.ndarray]:
+    """A cylindrical panel (or a closed cylinder) of its mid-surface, axis through the origin.
+
+    The surface is parametrised by the angle theta in [0, angle] and the axial coordinate
+    s in [0, length]. With (e_axis, e_a, e_b) the cyclic order of the axes starting at ``axis``
+    ((x, y, z), (y, z, x) or (z, x, y)), point (theta, s) is
+    ``s e_axis + radius (cos theta e_a + sin theta e_b)``; e.g. for ``axis="x"`` it is
+    (s, R cos theta, R sin theta).
+
+    Parameters
+    ----------
+    radius, length : m (> 0).
+    angle : opening angle of the panel in rad, 0 < angle <= 2 pi; ``2 pi`` (to 1e-12) makes a
+        closed cylinder whose seam nodes are not duplicated (the cells of the last column
+        connect to the nodes at theta = 0).
+    n_circ, n_axial : number of cells around (>= 1, >= 3 when closed) and along the axis (>= 1).
+    pattern : one of :data:`PATTERNS`; the "first parameter" is theta.
+    axis : "x", "y" or "z".
+
+    Returns
+    -------
+    coordinates : (n_nodes, 3); grid node (i, j) at theta = i angle/n_circ, s = j length/n_axial
+        is node ``i + j m`` with m = n_circ + 1 nodes around (n_circ when closed); "cross" cell
+        centres (on the cylinder) follow.
+    triangles : (n_el, 3) int64, normals pointing outwards (away from the axis).
+    """
+    radius, length = _positive("radius", radius), _positive("length", length)
+    angle = float(angle)
+    if not (0.0 < angle <= 2.0 * np.pi + 1e-12):
+        raise ValueError(f"cylinder: angle must be in (0, 2 pi] rad, got {angle!r}")
+    closed = abs(angle - 2.0 * np.pi) <= 1e-12
+    n_circ, n_axial = _count("n_circ", n_circ), _count("n_axial", n_axial)
+    if closed and n_circ < 3:
+        raise ValueError(f"cylinder: a closed cylinder needs n_circ >= 3 cells around, got {n_circ}")
+    e_axis, e_a, e_b = _cyclic_axes(axis)
+    n_around = n_circ if closed else n_circ + 1
+    theta = np.arange(n_around) * (angle / n_circ)
+    th, s = np.meshgrid(theta, np.linspace(0.0, length, n_axial + 1))
+    param = np.column_stack([th.ravel(), s.ravel()])                                # (n_grid, 2)
+    triangles, centre_of = _grid_triangles(n_circ, n_axial, pattern, closed=closed)
+    if centre_of:
+        # centre of cell (i, j) in parameter space; theta of the last column of a closed mesh
+        # must not be averaged across the seam, hence computed directly
+        i, j = np.meshgrid(np.arange(n_circ), np.arange(n_axial))
+        centres = np.column_stack([((i + 0.5) * angle / n_circ).ravel(),
+                                   ((j + 0.5) * length / n_axial).ravel()])
+        param = np.vstack([param, centres])
+    coordinates = (param[:, 1:2] * e_axis
+                   + radius * (np.cos(param[:, 0:1]) * e_a + np.sin(param[:, 0:1]) * e_b))
+    return coordinates, triangles
+
+
+def spherical_cap(radius: float, opening_angle: float, n_rings: int, n_sectors: int) -> tuple[np.ndarray, np.ndarray]:
+    """A spherical cap centred at the origin around +z, apex at (0, 0, radius).
+
+    Parameters
+    ----------
+    radius : m (> 0).
+    opening_angle : polar angle phi_0 of the rim, measured from the apex at the centre of the
+        sphere, rad, 0 < phi_0 < pi (pi / 2 is a hemisphere).
+    n_rings : number of node rings besides the apex (>= 1); ring k (k = 1..n_rings) lies at
+        polar angle phi = k phi_0 / n_rings, the last ring is the rim.
+    n_sectors : nodes per ring (>= 3); node l of a ring at azimuth 2 pi l / n_sectors.
+
+    Returns
+    -------
+    coordinates : (1 + n_rings n_sectors, 3); node 0 is the apex, node ``1 + (k - 1) n_sectors + l``
+        is node l of ring k, so the rim is the last n_sectors nodes.
+    triangles : (n_sectors (2 n_rings - 1), 3) int64: a fan of triangles around the apex, then
+        each band between rings cut as the "right" pattern; normals point outwards.
+    """
+    radius = _positive("radius", radius)
+    phi_0 = float(opening_angle)
+    if not (0.0 < phi_0 < np.pi):
+        raise ValueError(f"spherical_cap: opening_angle must be in (0, pi) rad, got {opening_angle!r}")
+    n_rings = _count("n_rings", n_rings)
+    n_sectors = _count("n_sectors", n_sectors)
+    if n_sectors < 3:
+        raise ValueError(f"spherical_cap: n_sectors must be >= 3, got {n_sectors}")
+    phi = np.arange(1, n_rings + 1) * (phi_0 / n_rings)                        # (n_rings,)
+    psi = np.arange(n_sectors) * (2.0 * np.pi / n_sectors)                     # (n_sectors,)
+    ph, ps = np.meshgrid(phi, psi, indexing="ij")                              # (n_rings, n_sectors)
+    ring_nodes = radius * np.column_stack([(np.sin(ph) * np.cos(ps)).ravel(),
+                                           (np.sin(ph) * np.sin(ps)).ravel(), np.cos(ph).ravel()])
+    coordinates = np.vstack([[0.0, 0.0, radius], ring_nodes])
+
+    # apex fan: (apex, ring-1 node l, ring-1 node l+1) is counter-clockwise seen from outside
+    l = np.arange(n_sectors)
+    fan = np.column_stack([np.zeros(n_sectors, dtype=np.int64), 1 + l, 1 + (l + 1) % n_sectors])
+    # bands between rings k and k+1: the grid of cells in (azimuth, ring) with the azimuth
+    # periodic; e_psi x e_phi = -e_r, so the grid's counter-clockwise triangles face inwards
+    # and are reversed
+    band, _ = _grid_triangles(n_sectors, n_rings - 1, "right", closed=True)
+    triangles = np.vstack([fan, 1 + band[:, ::-1]]) if n_rings > 1 else fan
+    return coordinates, triangles.astype(np.int64)
+
+
+def node_set(coordinates: np.ndarray, predicate: Callable[[np.ndarray], np.ndarray],
+             name: str = "node set") -> np.ndarray:
+    """Indices of the nodes whose coordinates satisfy ``predicate``, in increasing order.
+
+    ``predicate`` takes the (n_nodes, 3) coordinates and returns a boolean (n_nodes,) array, e.g.
+    ``lambda X: np.isclose(X[:, 0], 0.0)``. Raises ValueError (naming ``name``) if it returns
+    something else or selects no node.
+    """
+    X = np.asarray(coordinates, dtype=float)
+    mask = np.asarray(predicate(X))
+    if mask.shape != (len(X),) or mask.dtype != bool:
+        raise ValueError(f"{name}: the predicate must return a boolean array of shape ({len(X)},), "
+                         f"got {mask.dtype} {mask.shape}")
+    nodes = np.flatnonzero(mask).astype(np.int64)
+    if nodes.size == 0:
+        raise ValueError(f"{name}: the predicate selects no node (coordinates span "
+                         f"{X.min(axis=0).tolist()} to {X.max(axis=0).tolist()})")
+    return nodes
+
+
+def nodes_at(coordinates: np.ndarray, x: float | None = None, y: float | None = None,
+             z: float | None = None, tol: float | None = None) -> np.ndarray:
+    """Nodes whose given coordinates equal the given values, e.g. ``nodes_at(X, x=0.0)`` (an edge).
+
+    ``tol`` (m) defaults to 1e-9 times the size of the mesh. Returns increasing node indices (for
+    the generators above: ordered along a straight edge); ValueError if no node matches.
+    """
+    X = np.asarray(coordinates, dtype=float)
+    wanted = {axis: value for axis, value in zip("xyz", (x, y, z)) if value is not None}
+    if not wanted:
+        raise ValueError("nodes_at: give at least one of x, y, z")
+    if tol is None:
+        tol = 1e-9 * max(float(np.ptp(X, axis=0).max()), 1.0)
+    mask = np.ones(len(X), dtype=bool)
+    for axis, value in wanted.items():
+        mask &= np.abs(X[:, "xyz".index(axis)] - float(value)) <= tol
+    test = ", ".join(f"{axis} = {value:g}" for axis, value in wanted.items())
+    return node_set(X, lambda _: mask, name=f"nodes at {test}")
+
+
+def boundary_edges(triangles: np.ndarray) -> np.ndarray:
+    """(n_edges, 2) node pairs of the edges used by one triangle only (the mesh boundary).
+
+    Each pair is ordered as in its triangle, so for a consistently oriented mesh the boundary is
+    run counter-clockwise around the normal.
+    """
+    T = np.asarray(triangles, dtype=np.int64)
+    edges = np.concatenate([T[:, [0, 1]], T[:, [1, 2]], T[:, [2, 0]]])           # (3 n_el, 2)
+    _, inverse, counts = np.unique(np.sort(edges, axis=1), axis=0, return_inverse=True, return_counts=True)
+    return edges[counts[inverse.ravel()] == 1]
+
+
+def _grid_triangles(n_u: int, n_v: int, pattern: str, closed: bool) -> tuple[np.ndarray, bool]:
+    """Triangles of an n_u x n_v grid of cells; grid node (i, j) is i + j m (m nodes per row).
+
+    ``closed``: the node column i = n_u is column 0 (periodic in u). For "cross" the centre node
+    of cell (i, j) is numbered n_grid + i + j n_u. Returns (triangles, whether centres are used).
+    """
+    if pattern not in PATTERNS:
+        raise ValueError(f"unknown mesh pattern {pattern!r}; choose one of {', '.join(PATTERNS)}")
+    m = n_u if closed else n_u + 1
+    i, j = np.meshgrid(np.arange(n_u), np.arange(n_v))
+    i, j = i.ravel(), j.ravel()                                                      # (n_cells,)
+    c00 = i + j * m
+    c10 = (i + 1) % m + j * m
+    c01 = i + (j + 1) * m
+    c11 = (i + 1) % m + (j + 1) * m
+    # counter-clockwise in the (u, v) plane for both diagonals
+    right = np.stack([np.column_stack([c00, c10, c11]), np.column_stack([c00, c11, c01])], axis=1)
+    left = np.stack([np.column_stack([c00, c10, c01]), np.column_stack([c10, c11, c01])], axis=1)
+    if pattern == "right":
+        cells = right
+    elif pattern == "left":
+        cells = left
+    elif pattern == "union-jack":
+        cells = np.where(((i + j) % 2 == 0)[:, None, None], right, left)
+    else:  # "cross"
+        centre = m * (n_v + 1) + i + j * n_u
+        cells = np.stack([np.column_stack([c00, c10, centre]), np.column_stack([c10, c11, centre]),
+                          np.column_stack([c11, c01, centre]), np.column_stack([c01, c00, centre])], axis=1)
+    return cells.reshape(-1, 3).astype(np.int64), pattern == "cross"
+
+
+def _cell_centres(grid: np.ndarray, n_u: int, n_v: int) -> np.ndarray:
+    """(n_u n_v, d) mean of the four corners of each cell of an open grid, cell (i, j) at i + j n_u."""
+    m = n_u + 1
+    corners = grid.reshape(n_v + 1, m, -1)
+    return (0.25 * (corners[:-1, :-1] + corners[:-1, 1:] + corners[1:, :-1] + corners[1:, 1:])).reshape(n_u * n_v, -1)
+
+
+def _cyclic_axes(axis: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(e_axis, e_a, e_b): unit vectors in cyclic order starting at ``axis``."""
+    if axis not in ("x", "y", "z"):
+        raise ValueError(f"cylinder: axis must be 'x', 'y' or 'z', got {axis!r}")
+    k = "xyz".index(axis)
+    unit = np.eye(3)
+    return unit[k], unit[(k + 1) % 3], unit[(k + 2) % 3]
+
+
+def _positive(name: str, value: float) -> float:
+    value = float(value)
+    if not (np.isfinite(value) and value > 0.0):
+        raise ValueError(f"{name} must be a positive length, got {value!r}")
+    return value
+
+
+def _count(name: str, value: int) -> int:
+    if isinstance(value, bool) or int(value) != value or value < 1:
+        raise ValueError(f"{name} must be a whole number >= 1, got {value!r}")
+    return int(value)
