@@ -6,6 +6,8 @@ the plotting and I/O functions that need them.
 from flexmb.analysis.arc_length import arc_length
 from flexmb.analysis.buckling import BucklingResult, linear_buckling
 from flexmb.analysis.diagnostics import SingularSystemError
+from flexmb.analysis.linearized import CampbellDiagram, LinearizedSystem, LinearModes, campbell, linearize
+from flexmb.analysis.linearized import relative_equilibrium
 from flexmb.analysis.modes import NaturalModes, natural_modes, system_matrices
 from flexmb.analysis.statics import StaticPath, load_control
 from flexmb.assembly import Assembly
@@ -25,11 +27,11 @@ from flexmb.results import ModelLayout, ModeShapes, Result, ResultFileError, loa
 
 __version__ = "0.1.0"
 
-__all__ = ["Assembly", "Beam2D", "Beam3D", "BranchChangeError", "BucklingResult", "ClosingVariant",
-           "ConstrainedSystem", "DofMap", "ElementGroup", "FlexmbWarning", "Joint", "Model", "ModelError",
-           "ModeShapes", "ModelLayout", "NaturalModes", "NewtonSettings", "PartitionedRun", "Result",
-           "ResultFileError", "RigidBody", "Shell3", "SingularReactionMatrix", "SingularSystemError", "StaticPath",
-           "TaylorSystem", "TimeHistory", "TimeIntegrationError", "Truss", "UserFunctionError", "arc_length",
-           "consistent_initial_state", "integrate", "integrate_closing", "integrate_partitioned",
-           "integrate_taylor", "linear_buckling", "load_control", "load_result", "natural_modes",
-           "physical_reactions", "system_matrices"]
+__all__ = ["Assembly", "Beam2D", "Beam3D", "BranchChangeError", "BucklingResult", "CampbellDiagram", "ClosingVariant",
+           "ConstrainedSystem", "DofMap", "ElementGroup", "FlexmbWarning", "Joint", "LinearModes", "LinearizedSystem",
+           "Model", "ModelError", "ModeShapes", "ModelLayout", "NaturalModes", "NewtonSettings", "PartitionedRun",
+           "Result", "ResultFileError", "RigidBody", "Shell3", "SingularReactionMatrix", "SingularSystemError",
+           "StaticPath", "TaylorSystem", "TimeHistory", "TimeIntegrationError", "Truss", "UserFunctionError",
+           "arc_length", "campbell", "consistent_initial_state", "integrate", "integrate_closing",
+           "integrate_partitioned", "integrate_taylor", "linear_buckling", "linearize", "load_control", "load_result",
+           "natural_modes", "physical_reactions", "relative_equilibrium", "system_matrices"]
