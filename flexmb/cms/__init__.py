@@ -13,7 +13,10 @@
 * :mod:`flexmb.cms.modification` -- :func:`forward_modification`, :func:`reanalyse` and
   :func:`inverse_modification`;
 * :mod:`flexmb.cms.study` -- :func:`run_study` and :func:`write_study`, a modification study with
-  tables, pictures, an HDF5 file and a report page.
+  tables, pictures, an HDF5 file and a report page;
+* :mod:`flexmb.cms.modal_body` -- :class:`ModalBodyData`, the precomputed data of a modal body on a
+  floating frame (inertia invariants, unit-load geometric stiffness, stiffened spin frequencies); its
+  integration into the assembly and the time stepping comes with issue 16.
 """
 from flexmb.cms.component import Component, components_from_groups
 from flexmb.cms.reduction import ReducedBasis, craig_bampton, free_interface
@@ -24,9 +27,10 @@ from flexmb.cms.sensitivity import Sensitivity, eigen_sensitivity
 from flexmb.cms.modification import (InverseModification, ModifiedModes, forward_modification,
                                      inverse_modification, reanalyse)
 from flexmb.cms.study import ModificationStudy, run_study, write_study
+from flexmb.cms.modal_body import ModalBodyData
 
 __all__ = ["CmsModel", "CmsModes", "Component", "DesignVariable", "InverseModification",
-           "ModificationStudy", "ModifiedModes", "ReducedBasis", "Sensitivity",
+           "ModalBodyData", "ModificationStudy", "ModifiedModes", "ReducedBasis", "Sensitivity",
            "components_from_groups", "craig_bampton", "density_scale", "eigen_sensitivity",
            "forward_modification", "free_interface", "inverse_modification", "point_mass",
            "reanalyse", "run_study", "section_property", "spring", "stiffness_scale", "synthesize",

@@ -1,0 +1,413 @@
+"""Precomputed data of a modal (reduced) body on a floating frame: inertia invariants and
+unit-load geometric stiffness matrices (issue 16, items 1-2; the integration into the assembly
+and the time stepping come later).
+
+Floating frame. The body frame is attached to one node of the FE model, ``frame_node`` (a
+reference-node frame, not mean axes): its origin is that node's reference position, its axes are
+the global axes at the reference state, and that node's DOFs are *clamped* in the reduced basis
+(the deformation vanishes there, rotations included on beam nodes). Body-frame coordinates:
+X_i (3,) the reference position of node i relative to the frame node, u_f = Phi q the elastic
+displacement (n_dof,) in the body frame, q (n_m,) the modal coordinates.
+
+Kinematics (everything resolved in the body frame; A the frame rotation, R the frame origin):
+the generalized velocities are w = (v, omega, q') with v = A^T R' (dim,), omega the body-frame
+angular velocity (3 in 3D, omega_z in 2D) and q' (n_m,). The FE nodal velocities are
+
+    translations:  v_i = v + omega x (X_i + u_i) + Phi_i q',      rotations:  v_i = omega + Phi_i q',
+
+i.e. nu = B(q) w with B = [L, Theta(q), Phi]: L selects the translations, Theta(q) holds
+(X_i + u_i) x e_a on the translation DOF along e_a and e_a on the rotation DOF about e_a, and
+Theta(q) = Theta_0 + sum_k q_k Theta_k is linear in q. The kinetic energy is T = 1/2 nu^T M nu with
+the FE mass matrix M about the reference state (point masses, rotary inertia and the beams'
+translation-rotation coupling included), so
+
+    M(q) = B(q)^T M B(q) = [[m I, m c~(q), C_t^T], [m c~(q)^T, J(q), C_r(q)^T], [C_t, C_r(q), M_e]]
+
+with the inertia invariants computed once (Wallrapp 1994, "standard input data"; Shabana,
+Dynamics of Multibody Systems, ch. 5, "inertia shape integrals"):
+
+* ``mass`` m I: L^T M L (3, 3) (m times the identity for a translation-invariant mass);
+* ``first_moment`` m c~(q) = L^T M Theta(q) = ``first_moment0`` + sum_k q_k ``first_moment1[k]``
+  (3, 3) each (the skew matrix of the first moment m c, Shabana's I_1 + I_2 q);
+* ``inertia`` J(q) = Theta(q)^T M Theta(q) = J_0 + sum_k q_k (J_1k + J_1k^T) + sum_kl q_k q_l J_2kl
+  (``inertia0`` (3, 3), ``inertia1`` (n_m, 3, 3), ``inertia2`` (n_m, n_m, 3, 3));
+* ``translation_coupling`` C_t = Phi^T M L (n_m, 3) (Wallrapp C_t, Shabana S-bar);
+* ``rotation_coupling`` C_r(q) = Phi^T M Theta(q) = C_r0 + sum_k q_k C_r1[:, k] (``rotation_coupling0``
+  (n_m, 3), ``rotation_coupling1`` (n_m, n_m, 3));
+* ``modal_mass`` M_e = Phi^T M Phi = I and ``modal_stiffness`` K_e = Phi^T K Phi = diag(omega_k^2).
+
+In 2D the arrays are the same, embedded in 3D (z translation absent, rotation about z only); the
+generalized velocity uses the planar components (v_x, v_y, omega_z, q').
+
+Equations of motion (Lagrange's equations in quasi-velocities, Euler-Poincare form; T does not
+depend on R or A): with p = M(q) w = (p_v, p_omega, p_q),
+
+    d/dt p_v + omega x p_v = Q_v,     d/dt p_omega + omega x p_omega + v x p_v = Q_omega,
+    d/dt p_q - dT/dq = Q_q - K_e q,
+
+so M(q) w' + h(q, w) = Q with the quadratic velocity vector
+h = (dM/dq . q') w + (omega x p_v, omega x p_omega + v x p_v, -dT/dq); its power is
+w^T h = 1/2 w^T M' w, so the kinetic energy balance dT/dt = w^T (Q - (0, 0, K_e q)) holds exactly.
+
+Geometric stiffening (Anderson; Melzer; references README, Wave 2 B). The body-frame inertia load
+of a motion of the frame is -M a with the nodal acceleration field a (n_dof,) of the undeformed body,
+linear in a few kinematic scalars s_g: the frame's acceleration a_R (``"a_x"``...: a = L e), its angular
+acceleration alpha (``"alpha_x"``...: a = Theta_0 e) and the products omega_j omega_k (``"ww_xy"``...:
+translations a_i = E_jk X_i, E_jk = d(omega omega^T - |omega|^2 I)/d(omega_j omega_k), rotations 0).
+For each unit case the static response of the component clamped at the frame node gives stresses
+sigma_g and the modal unit-load geometric stiffness K_G,g = Phi^T k_G(sigma_g) Phi (the element
+kernels' geometric stiffness, as in :func:`~flexmb.analysis.buckling.linear_buckling`). At run time
+K_G = sum_g s_g K_G,g. At a steady spin omega the linearized modal stiffness is
+
+    K(omega) = K_e + sum_{j<=k} omega_j omega_k K_G,jk - omega^T J_2 omega     (the last: centrifugal softening),
+
+with the gyroscopic matrix G_kl = (C_r1[k, l] - C_r1[l, k]) . omega.
+
+Limits: the centrifugal load of a transverse-linear acceleration field (E_jk with j != k) is applied
+through the mass matrix with zero rotation-DOF accelerations (exact for lumped masses and for the
+axial fields of a beam spun about an axis normal to it); the rotary inertia's own gyroscopic moment
+is left out of the unit loads; the FE mass is constant in the body frame (linear elastic
+kinematics, small deformation rotations).
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg as sla
+import scipy.sparse.linalg as spla
+
+from flexmb.cms.component import Component
+from flexmb.cms.reduction import craig_bampton
+from flexmb.dofs import DofMap
+from flexmb.model import Model, ModelError
+
+_AXES = "xyz"
+_STRESS_STEP = 1e-5          # central-difference step (relative to the model size) for the unit stresses
+
+
+def _load_case_names(dim: int) -> list[str]:
+    """Names of the unit inertia load cases: frame acceleration, angular acceleration, omega products."""
+    if dim == 2:
+        return ["a_x", "a_y", "alpha_z", "ww_zz"]
+    pairs = [(j, k) for j in range(3) for k in range(j, 3)]
+    return ([f"a_{c}" for c in _AXES] + [f"alpha_{c}" for c in _AXES]
+            + [f"ww_{_AXES[j]}{_AXES[k]}" for j, k in pairs])
+
+
+@dataclass
+class ModalBodyData:
+    """Precomputed data of a modal body (module docstring for the symbols).
+
+    Attributes
+    ----------
+    component : the :class:`~flexmb.cms.component.Component` of the body's FE model.
+    frame_node : node of the FE model the body frame is attached to (its DOFs clamped in Phi).
+    dim : 2 or 3.
+    positions : X (n_nodes, 3) reference node positions relative to the frame node (m), z = 0 in 2D.
+    basis : Phi (n_dof, n_m), mass-normalised (Phi^T M Phi = I), zero at the frame node.
+    modal_stiffness : K_e (n_m, n_m) = diag(omega_k^2) (rad^2/s^2).
+    modal_mass : M_e (n_m, n_m) = I.
+    mass : m I (3, 3) (kg).
+    first_moment0, first_moment1 : m c~ = L^T M Theta (3, 3) and (n_m, 3, 3) (kg m).
+    inertia0, inertia1, inertia2 : J_0 (3, 3), J_1 (n_m, 3, 3), J_2 (n_m, n_m, 3, 3) (kg m^2).
+    translation_coupling : C_t (n_m, 3) (kg^1/2).
+    rotation_coupling0, rotation_coupling1 : C_r0 (n_m, 3) (kg^1/2 m), C_r1 (n_m, n_m, 3) (kg^1/2).
+    load_cases : names of the unit inertia load cases (``"a_x"``, ``"alpha_z"``, ``"ww_xy"``, ...).
+    geometric_stiffness : K_G,g (n_cases, n_m, n_m) per unit s_g (1/s^2 per unit of s_g).
+    """
+
+    component: Component
+    frame_node: int
+    dim: int
+    positions: np.ndarray
+    basis: np.ndarray
+    modal_stiffness: np.ndarray
+    modal_mass: np.ndarray
+    mass: np.ndarray
+    first_moment0: np.ndarray
+    first_moment1: np.ndarray
+    inertia0: np.ndarray
+    inertia1: np.ndarray
+    inertia2: np.ndarray
+    translation_coupling: np.ndarray
+    rotation_coupling0: np.ndarray
+    rotation_coupling1: np.ndarray
+    load_cases: list[str]
+    geometric_stiffness: np.ndarray
+
+    @classmethod
+    def from_model(cls, model: Model, frame_node: int, n_modes: int, basis: str = "craig-bampton",
+                   interface_nodes: Iterable[int] = (), name: str = "modal body") -> ModalBodyData:
+        """Reduce the FE model of one body and compute its invariants and unit geometric stiffness.
+
+        Parameters
+        ----------
+        model : the body's FE model (element groups and point masses, no supports, joints or bodies).
+        frame_node : the node carrying the body frame; its DOFs are clamped in the basis.
+        n_modes : number of fixed-interface (``"craig-bampton"``) or frame-clamped (``"free-interface"``)
+            normal modes.
+        basis : ``"craig-bampton"``: the static constraint modes of ``interface_nodes`` (joint and
+            attachment nodes, held in the modes) plus the normal modes with those nodes fixed;
+            ``"free-interface"``: the normal modes with only the frame node clamped (the other nodes free).
+        interface_nodes : the body's other joint/attachment nodes (Craig-Bampton only).
+
+        The basis is orthonormalised on the reduced problem, Phi <- Phi X with X^T Phi^T K Phi X
+        diagonal and X^T Phi^T M Phi X = I, so the coordinates are the body's (Ritz) modes.
+        """
+        extra = [int(n) for n in interface_nodes]
+        if basis == "free-interface":
+            if extra:
+                raise ModelError(f"{name}: free-interface keeps only the frame node clamped; interface nodes "
+                                 f"{extra} need basis='craig-bampton'")
+        elif basis != "craig-bampton":
+            raise ModelError(f"{name}: basis must be 'craig-bampton' or 'free-interface', got {basis!r}")
+        if frame_node in extra:
+            raise ModelError(f"{name}: the frame node {frame_node} cannot be an interface node too")
+        comp = Component.from_model(model, [int(frame_node)] + extra, name=name)
+        if comp.grounded.size:
+            raise ModelError(f"{name}: the body's model must have no supports (the frame node holds it)")
+        reduced = craig_bampton(comp, n_modes=n_modes)
+        dofs = comp.assembly.dofs
+        at_frame = dofs.first[frame_node] + np.arange(_node_dof_count(dofs, frame_node))
+        b = comp.interface_dofs
+        keep = np.concatenate([np.flatnonzero(~np.isin(b, at_frame)), b.size + np.arange(reduced.eigenvalues.size)])
+        Phi = reduced.vectors[:, keep]                                            # (n_dof, n_m)
+        K, M = comp.K, comp.M
+        lam, Xr = sla.eigh(Phi.T @ (K @ Phi), Phi.T @ (M @ Phi))
+        Phi = Phi @ Xr
+        return cls._with_basis(comp, int(frame_node), Phi, lam)
+
+    @classmethod
+    def _with_basis(cls, comp: Component, frame_node: int, Phi: np.ndarray, lam: np.ndarray) -> ModalBodyData:
+        model = comp.model
+        dim = model.dim
+        X = np.zeros((model.n_nodes, 3))
+        X[:, :dim] = model.coordinates - model.coordinates[frame_node]
+        L, Lam, node_of = _selectors(comp, dim)
+        M = comp.M
+        Theta0 = _theta(L, Lam, X[node_of])                                         # (n_dof, 3)
+        shapes = _nodal_translations(Phi, L, node_of, model.n_nodes)                # (n_m, n_nodes, 3)
+        Theta1 = np.stack([_theta(L, None, s[node_of]) for s in shapes])           # (n_m, n_dof, 3)
+        MTheta0 = M @ Theta0                                                        # (n_dof, 3)
+        MTheta1 = np.stack([M @ t for t in Theta1])                                 # (n_m, n_dof, 3)
+        KG = _unit_geometric_stiffness(comp, frame_node, Phi, L, Theta0, X[node_of], dim)
+        return cls(component=comp, frame_node=frame_node, dim=dim, positions=X, basis=Phi,
+                   modal_stiffness=np.diag(lam), modal_mass=Phi.T @ (M @ Phi), mass=L.T @ (M @ L),
+                   first_moment0=L.T @ MTheta0, first_moment1=np.einsum("ia,kib->kab", L, MTheta1),
+                   inertia0=Theta0.T @ MTheta0, inertia1=np.einsum("ia,kib->kab", Theta0, MTheta1),
+                   inertia2=np.einsum("kia,lib->klab", Theta1, MTheta1),
+                   translation_coupling=Phi.T @ (M @ L), rotation_coupling0=Phi.T @ MTheta0,
+                   rotation_coupling1=np.einsum("il,kia->lka", Phi, MTheta1),
+                   load_cases=_load_case_names(dim), geometric_stiffness=KG)
+
+    # ---- sizes and selections ------------------------------------------------------------------------------
+    @property
+    def n_modes(self) -> int:
+        """n_m, the number of modal coordinates."""
+        return self.basis.shape[1]
+
+    @property
+    def frequencies(self) -> np.ndarray:
+        """omega_k (rad/s) of the body modes with the frame node clamped."""
+        return np.sqrt(np.maximum(np.diag(self.modal_stiffness), 0.0))
+
+    @property
+    def _t(self) -> np.ndarray:
+        """Translation components used (2D: x, y)."""
+        return np.arange(self.dim)
+
+    @property
+    def _r(self) -> np.ndarray:
+        """Rotation components used (2D: z)."""
+        return np.array([2]) if self.dim == 2 else np.arange(3)
+
+    @property
+    def n_rigid(self) -> int:
+        """Number of frame coordinates: 3 in 2D, 6 in 3D."""
+        return 3 if self.dim == 2 else 6
+
+    # ---- invariants as functions of q ----------------------------------------------------------------------
+    def first_moment(self, q: np.ndarray) -> np.ndarray:
+        """m c~(q) = L^T M Theta(q) (3, 3) (kg m)."""
+        return self.first_moment0 + np.einsum("k,kab->ab", q, self.first_moment1)
+
+    def inertia(self, q: np.ndarray) -> np.ndarray:
+        """J(q) = Theta^T M Theta (3, 3) (kg m^2) about the frame origin."""
+        J1 = np.einsum("k,kab->ab", q, self.inertia1)
+        return self.inertia0 + J1 + J1.T + np.einsum("k,l,klab->ab", q, q, self.inertia2)
+
+    def rotation_coupling(self, q: np.ndarray) -> np.ndarray:
+        """C_r(q) = Phi^T M Theta(q) (n_m, 3)."""
+        return self.rotation_coupling0 + np.einsum("k,lka->la", q, self.rotation_coupling1)
+
+    def mass_matrix(self, q: np.ndarray) -> np.ndarray:
+        """Generalized mass M(q) of w = (v, omega, q') (n_w, n_w), n_w = n_rigid + n_m."""
+        t, r = self._t, self._r
+        mc, J, Ct, Cr = self.first_moment(q), self.inertia(q), self.translation_coupling, self.rotation_coupling(q)
+        return np.block([[self.mass[np.ix_(t, t)], mc[np.ix_(t, r)], Ct[:, t].T],
+                         [mc[np.ix_(t, r)].T, J[np.ix_(r, r)], Cr[:, r].T],
+                         [Ct[:, t], Cr[:, r], self.modal_mass]])
+
+    def mass_matrix_derivative(self) -> tuple[np.ndarray, np.ndarray]:
+        """dM/dq_k: the q-independent part (n_m, n_w, n_w) and the part linear in q,
+        d2M/dq_k dq_l (n_m, n_m, n_w, n_w), so that dM/dq_k (q) = D1[k] + sum_l q_l D2[k, l]."""
+        t, r, n, nr = self._t, self._r, self.n_modes, self.n_rigid
+        nt = t.size
+        D1 = np.zeros((n, nr + n, nr + n))
+        D2 = np.zeros((n, n, nr + n, nr + n))
+        for k in range(n):
+            S = self.first_moment1[k][np.ix_(t, r)]
+            D1[k, :nt, nt:nr], D1[k, nt:nr, :nt] = S, S.T
+            J1 = self.inertia1[k] + self.inertia1[k].T
+            D1[k, nt:nr, nt:nr] = J1[np.ix_(r, r)]
+            C = self.rotation_coupling1[:, k][:, r]                                # (n_m, n_r)
+            D1[k, nr:, nt:nr], D1[k, nt:nr, nr:] = C, C.T
+            for l in range(n):
+                J2 = self.inertia2[k, l] + self.inertia2[l, k]
+                D2[k, l, nt:nr, nt:nr] = J2[np.ix_(r, r)]
+        return D1, D2
+
+    def kinetic_energy(self, q: np.ndarray, w: np.ndarray) -> float:
+        """T = 1/2 w^T M(q) w (J)."""
+        return 0.5 * float(w @ self.mass_matrix(q) @ w)
+
+    def quadratic_velocity(self, q: np.ndarray, w: np.ndarray) -> np.ndarray:
+        """h(q, w) (n_w,) of M(q) w' + h = Q (module docstring): (dM/dq . q') w plus the frame terms
+        (omega x p_v, omega x p_omega + v x p_v) minus dT/dq."""
+        t, r, nr = self._t, self._r, self.n_rigid
+        D1, D2 = self.mass_matrix_derivative()
+        dM = D1 + np.einsum("l,klij->kij", q, D2)                                  # (n_m, n_w, n_w)
+        qd = w[nr:]
+        p = self.mass_matrix(q) @ w
+        v3, om3, pv3, po3 = (np.zeros(3) for _ in range(4))
+        v3[t], pv3[t] = w[:t.size], p[:t.size]
+        om3[r], po3[r] = w[t.size:nr], p[t.size:nr]
+        h = np.einsum("k,kij,j->i", qd, dM, w)
+        h[:t.size] += np.cross(om3, pv3)[t]
+        h[t.size:nr] += (np.cross(om3, po3) + np.cross(v3, pv3))[r]
+        h[nr:] -= 0.5 * np.einsum("i,kij,j->k", w, dM, w)
+        return h
+
+    # ---- geometric stiffening --------------------------------------------------------------------------------
+    def geometric_stiffness_at(self, scalars: dict[str, float]) -> np.ndarray:
+        """K_G = sum_g s_g K_G,g (n_m, n_m) for the kinematic scalars s_g named as ``load_cases``."""
+        out = np.zeros((self.n_modes, self.n_modes))
+        for name, s in scalars.items():
+            if name not in self.load_cases:
+                raise ModelError(f"unknown load case {name!r}; this body has {self.load_cases}")
+            out += float(s) * self.geometric_stiffness[self.load_cases.index(name)]
+        return out
+
+    def spin_scalars(self, omega: np.ndarray) -> dict[str, float]:
+        """The products omega_j omega_k (j <= k) as load-case scalars, omega (3,) (2D: only omega_z used)."""
+        omega = np.asarray(omega, dtype=float)
+        if self.dim == 2:
+            return {"ww_zz": float(omega[2] ** 2)}
+        return {f"ww_{_AXES[j]}{_AXES[k]}": float(omega[j] * omega[k]) for j in range(3) for k in range(j, 3)}
+
+    def spin_matrices(self, omega: np.ndarray, stiffening: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """Gyroscopic G (n_m, n_m) and stiffness K(omega) (n_m, n_m) of the modal coordinates with the
+        frame turning at the constant body-frame angular velocity omega (3,) about the frame node
+        (frame origin at rest): K(omega) = K_e [+ K_G(omega) if ``stiffening``] - omega^T J_2 omega."""
+        omega = np.asarray(omega, dtype=float)
+        softening = np.einsum("a,klab,b->kl", omega, self.inertia2, omega)
+        Cw = self.rotation_coupling1 @ omega                                       # (n_m, n_m): [l, k]
+        K = self.modal_stiffness - 0.5 * (softening + softening.T)
+        if stiffening:
+            K = K + self.geometric_stiffness_at(self.spin_scalars(omega))
+        return Cw - Cw.T, K
+
+    def spin_frequencies(self, omega: np.ndarray, stiffening: bool = True) -> np.ndarray:
+        """Frequencies (rad/s) of q'' + G q' + K(omega) q = 0, ascending; an unstable (divergent) mode
+        gives a negative value -|Re s|."""
+        G, K = self.spin_matrices(omega, stiffening)
+        n = self.n_modes
+        A = np.block([[np.zeros((n, n)), np.eye(n)], [-K, -G]])
+        s = np.linalg.eigvals(A)
+        growing = s.real > 1e-9 * max(1.0, float(np.abs(s).max()))
+        out = np.where(growing, -s.real, np.abs(s.imag))
+        keep = (s.imag > 0) | growing
+        return np.sort(out[keep])[:n]
+
+
+def _node_dof_count(dofs: DofMap, node: int) -> int:
+    """Number of DOFs of ``node``."""
+    last = dofs.first[node + 1] if node + 1 < dofs.first.size else dofs.n_dof
+    return int(last - dofs.first[node])
+
+
+def _selectors(comp: Component, dim: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """L (n_dof, 3) translation selector, Lambda (n_dof, 3) rotation selector, node of each DOF (n_dof,)."""
+    names = comp.dof_names
+    n = comp.n_dof
+    L, Lam = np.zeros((n, 3)), np.zeros((n, 3))
+    for i, name in enumerate(names):
+        (L if name[0] == "u" else Lam)[i, _AXES.index(name[1])] = 1.0
+    node_of = np.searchsorted(comp.assembly.dofs.first, np.arange(n), side="right") - 1
+    return L, Lam, node_of
+
+
+def _theta(L: np.ndarray, Lam: np.ndarray | None, r: np.ndarray) -> np.ndarray:
+    """Theta (n_dof, 3): rows r_i x e_a on translation DOFs along e_a (so omega x r_i = Theta omega),
+    e_a on rotation DOFs about e_a (if Lam given)."""
+    out = np.cross(r, L)                                                           # (n_dof, 3): r x e_a
+    return out if Lam is None else out + Lam
+
+
+def _nodal_translations(Phi: np.ndarray, L: np.ndarray, node_of: np.ndarray, n_nodes: int) -> np.ndarray:
+    """Translation of every node in every mode (n_m, n_nodes, 3)."""
+    out = np.zeros((Phi.shape[1], n_nodes, 3))
+    for i in np.flatnonzero(L.any(axis=1)):
+        out[:, node_of[i], int(np.argmax(L[i]))] = Phi[i]
+    return out
+
+
+def _unit_acceleration_fields(L: np.ndarray, Theta0: np.ndarray, r: np.ndarray, dim: int) -> np.ndarray:
+    """Nodal acceleration fields a_g (n_cases, n_dof) of the unit load cases (``_load_case_names``)."""
+    fields = []
+    trans = [0, 1] if dim == 2 else [0, 1, 2]
+    rot = [2] if dim == 2 else [0, 1, 2]
+    fields += [L[:, a] for a in trans]
+    fields += [Theta0[:, b] for b in rot]
+    pairs = [(2, 2)] if dim == 2 else [(j, k) for j in range(3) for k in range(j, 3)]
+    for j, k in pairs:
+        E = np.zeros((3, 3))
+        if j == k:
+            E[j, j] = 1.0
+            E -= np.eye(3)
+        else:
+            E[j, k] = E[k, j] = 1.0
+        fields.append(np.einsum("ia,ab,ib->i", L, E, r))                           # translations E r, rotations 0
+    return np.array(fields)
+
+
+def _unit_geometric_stiffness(comp: Component, frame_node: int, Phi: np.ndarray, L: np.ndarray,
+                              Theta0: np.ndarray, r: np.ndarray, dim: int) -> np.ndarray:
+    """Phi^T k_G(sigma_g) Phi (n_cases, n_m, n_m) for the d'Alembert loads -M a_g, the frame node clamped."""
+    asm = comp.assembly
+    at_frame = asm.dofs.first[frame_node] + np.arange(_node_dof_count(asm.dofs, frame_node))
+    free = np.setdiff1d(np.arange(comp.n_dof), at_frame)
+    K = comp.K[free][:, free].tocsc()
+    solve = spla.factorized(K)
+    fields = _unit_acceleration_fields(L, Theta0, r, dim)
+    trans = asm.dofs.translations().ravel()
+    rot = np.setdiff1d(np.arange(comp.n_dof), trans)
+    zero = np.zeros(comp.n_dof)
+    out = []
+    for a in fields:
+        f = -(comp.M @ a)
+        du = np.zeros(comp.n_dof)
+        du[free] = solve(f[free])
+        size = max(np.abs(du[trans]).max() / comp.model.characteristic_length,
+                   np.abs(du[rot]).max() if rot.size else 0.0)
+        if size == 0.0:                                     # no load of this kind on the body
+            out.append(np.zeros((Phi.shape[1],) * 2))
+            continue
+        s = _STRESS_STEP / size
+        plus, minus = asm.stresses(asm.update(zero, s * du)), asm.stresses(asm.update(zero, -s * du))
+        sigma = [(p - m) / (2.0 * s) for p, m in zip(plus, minus)]
+        KG = asm.free_matrix(asm.geometric_stiffness_data(zero, sigma))
+        out.append(Phi.T @ (KG @ Phi))
+    return np.array(out)
