@@ -37,9 +37,8 @@ from __future__ import annotations
 import numpy as np
 
 import flexmb as fm
-from flexmb.io import shell_mesh
 from flexmb.validation import CaseReport, print_report
-from flexmb.validation.shell_cases import cylinder_octant, fix_symmetry, node_at, snap_through_study
+from flexmb.validation.shell_cases import node_at, octant_model, snap_through_study
 
 CASE = "shell-cylinder-pullout"
 TITLE = "Pull-out of an open-ended cylinder through its snap-through, shell triangles (Sze 3.5)"
@@ -67,13 +66,7 @@ TABLE = np.array([
 
 def build(n_circ: int, n_axial: int, pattern: str) -> tuple[fm.Assembly, dict[str, tuple[int, str, float]]]:
     """The octant's assembly and the reported displacements: name -> (node, DOF, sign)."""
-    X, T = cylinder_octant(RADIUS, 0.5 * LENGTH, n_circ, n_axial, pattern)
-    model = fm.Model(dim=3)
-    nodes = model.add_nodes(X)
-    model.add_shell(nodes[T], E=E, nu=NU, thickness=THICKNESS, name="cylinder")
-    fix_symmetry(model, shell_mesh.nodes_at(X, x=0.0), "x")                 # middle section
-    fix_symmetry(model, shell_mesh.nodes_at(X, z=0.0), "z")                 # theta = 0
-    fix_symmetry(model, shell_mesh.nodes_at(X, y=0.0), "y")                 # theta = pi/2
+    model, X = octant_model(RADIUS, 0.5 * LENGTH, n_circ, n_axial, pattern, E, NU, THICKNESS)
     a = node_at(X, (0.0, 0.0, RADIUS), "point A")
     b = node_at(X, (0.0, RADIUS, 0.0), "point B")
     c = node_at(X, (0.5 * LENGTH, RADIUS, 0.0), "point C")

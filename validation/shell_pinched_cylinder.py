@@ -50,7 +50,7 @@ import numpy as np
 import flexmb as fm
 from flexmb.io import shell_mesh
 from flexmb.validation import CaseReport, print_report
-from flexmb.validation.shell_cases import cylinder_octant, fix_symmetry, node_at, snap_through_study
+from flexmb.validation.shell_cases import node_at, octant_model, snap_through_study
 
 CASE = "shell-pinched-cylinder"
 TITLE = "Pinched cylinder on rigid diaphragms traced by arc length, shell triangles (Sze 3.6)"
@@ -80,13 +80,7 @@ TABLE = np.array([
 
 def build(n_circ: int, n_axial: int, pattern: str) -> tuple[fm.Assembly, dict[str, tuple[int, str, float]]]:
     """The octant's assembly and the reported displacements: name -> (node, DOF, sign)."""
-    X, T = cylinder_octant(RADIUS, 0.5 * LENGTH, n_circ, n_axial, pattern)
-    model = fm.Model(dim=3)
-    nodes = model.add_nodes(X)
-    model.add_shell(nodes[T], E=E, nu=NU, thickness=THICKNESS, name="cylinder")
-    fix_symmetry(model, shell_mesh.nodes_at(X, x=0.0), "x")                 # middle section
-    fix_symmetry(model, shell_mesh.nodes_at(X, z=0.0), "z")                 # theta = 0
-    fix_symmetry(model, shell_mesh.nodes_at(X, y=0.0), "y")                 # theta = pi/2
+    model, X = octant_model(RADIUS, 0.5 * LENGTH, n_circ, n_axial, pattern, E, NU, THICKNESS)
     for node in shell_mesh.nodes_at(X, x=0.5 * LENGTH):                     # rigid diaphragm
         model.fix(int(node), ["uy", "uz", "rx"])
     a = node_at(X, (0.0, 0.0, RADIUS), "point A")

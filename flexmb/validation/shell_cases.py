@@ -78,6 +78,21 @@ def fix_symmetry(model: fm.Model, nodes: Sequence[int], normal: str) -> None:
         model.fix(int(node), list(SYMMETRY_DOFS[normal]))
 
 
+def octant_model(radius: float, half_length: float, n_circ: int, n_axial: int, pattern: str, E: float,
+                 nu: float, thickness: float) -> tuple[fm.Model, np.ndarray]:
+    """The shell model of a cylinder octant (:func:`cylinder_octant`, group ``"cylinder"``) with its
+    three planes of symmetry held (:func:`fix_symmetry`: the middle section x = 0 and the planes
+    z = 0 and y = 0); returns the model and the node coordinates. The end x = half_length is left
+    to the case."""
+    X, T = cylinder_octant(radius, half_length, n_circ, n_axial, pattern)
+    model = fm.Model(dim=3)
+    nodes = model.add_nodes(X)
+    model.add_shell(nodes[T], E=E, nu=nu, thickness=thickness, name="cylinder")
+    for normal, at in (("x", {"x": 0.0}), ("z", {"z": 0.0}), ("y", {"y": 0.0})):
+        fix_symmetry(model, shell_mesh.nodes_at(X, **at), normal)
+    return model, X
+
+
 def edge_weights(coordinates: np.ndarray, nodes: np.ndarray) -> np.ndarray:
     """(n,) shares (sum 1) of a load spread uniformly along the straight edge through ``nodes``
     (given in order along the edge): each node carries half of each segment it ends
