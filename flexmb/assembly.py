@@ -15,11 +15,13 @@ because it turns with the node.
 """
 from __future__ import annotations
 
+from functools import cached_property
+
 import numpy as np
 import scipy.sparse as sp
 
 from flexmb.dofs import DofMap
-from flexmb.model import ROTATION_NAMES, Model, ModelError
+from flexmb.model import ROTATION_NAMES, LoadShare, Model, ModelError, SharedLoadFunction
 from flexmb.multibody.constraints import ConstraintSystem
 from flexmb.rotations import (cayley_between, cayley_compose, cayley_from_matrix, compose, exp_map, rotated_inertia,
                               skew)
@@ -77,7 +79,20 @@ class Assembly:
             if not callable(pv.value):
                 self._prescribed_constants[i] = pv.at(1.0, statics=True)
         load_slots = [(self.dofs.index(ld.node, ld.dof), ld) for ld in model.loads]
-        self._load_functions = [(i, ld) for i, ld in load_slots if callable(ld.value)]
+        # the shares of a distributed load given as one function (a pressure p(t)) are added as one
+        # vector per call of that function, not one Python call per node
+        shared: dict[int, tuple[SharedLoadFunction, list[int], list[float], list[int]]] = {}
+        for i, ld in load_slots:
+            if isinstance(ld.value, LoadShare):
+                group = shared.setdefault(id(ld.value.shared), (ld.value.shared, [], [], []))
+                group[1].append(i)
+                group[2].append(ld.value.coefficient)
+                group[3].append(ld.value.component)
+        #: (function, DOFs, coefficients, components) of each distributed load given as a function
+        self._shared_loads = [(fn, np.array(rows, dtype=np.int64), np.array(coefs), np.array(comps, dtype=np.int64))
+                              for fn, rows, coefs, comps in shared.values()]
+        self._load_functions = [(i, ld) for i, ld in load_slots
+                                if callable(ld.value) and not isinstance(ld.value, LoadShare)]
         gravity_field = np.zeros(self.n_dof)
         gravity_field[self.dofs.translations()] = model.gravity[None, :]
         #: the constant dead loads (n_dof,): the weight of the constant mass M g and the constant
@@ -334,7 +349,7 @@ class Assembly:
         self.mass_data = self.matrix_data(element_masses)
         self.mass_data[self._diag_positions] += point[self.dofs.free]
 
-    @property
+    @cached_property
     def inertia_scale(self) -> float:
         """The largest nodal mass, or rotary inertia over the characteristic length squared (kg);
         1 for a massless model: a model at rest under no force has the force scale of this times
@@ -433,6 +448,8 @@ class Assembly:
         f = self._constant_loads * (t if statics else 1.0)
         for i, load in self._load_functions:
             f[i] += load.at(t, statics)
+        for function, rows, coefficients, components in self._shared_loads:
+            f[rows] += coefficients * function.at(t, statics)[components]      # one share per DOF
         return f
 
     def _configuration_weight(self, u: np.ndarray, tangent: bool = False):

@@ -73,14 +73,14 @@ class NodalValue:
 
     def at(self, t: float, statics: bool = False) -> float:
         """Value at time ``t`` (dynamics) or load factor ``t`` (statics)."""
-        if isinstance(self.value, _SharedShare):                 # its errors name the distributed load
+        if isinstance(self.value, LoadShare):                 # its errors name the distributed load
             return self.value.at(t, statics)
         if callable(self.value):
             return evaluate_scalar(self.value, t, statics, self.label)
         return self.value * (t if statics else 1.0)
 
 
-class _SharedFunction:
+class SharedLoadFunction:
     """A user's load function of t (or of the load factor) behind the many nodal shares of a
     distributed load: called once per argument value, its result checked (``size`` finite
     numbers, errors naming ``what``) and kept for the other shares."""
@@ -99,11 +99,11 @@ class _SharedFunction:
         return self._last[2]
 
 
-class _SharedShare:
+class LoadShare:
     """The value of one nodal share of a distributed load given as a function: ``coefficient``
     times component ``component`` of the shared function's value."""
 
-    def __init__(self, shared: _SharedFunction, coefficient: float, component: int) -> None:
+    def __init__(self, shared: SharedLoadFunction, coefficient: float, component: int) -> None:
         self.shared, self.coefficient, self.component = shared, float(coefficient), component
 
     def at(self, x: float, statics: bool) -> float:
@@ -434,10 +434,10 @@ class Model:
         column k times component k of it (size ``dim``) or times its one value (size 1), the
         function called once per time value. Shares on supported DOFs go into the reactions
         without a warning (a pressure on a clamped edge is normal)."""
-        shared = _SharedFunction(function, what, size) if function is not None else None
+        shared = SharedLoadFunction(function, what, size) if function is not None else None
         nodes, axes = np.nonzero(nodal)
         for node, k in zip(nodes.tolist(), axes.tolist()):
-            value = nodal[node, k] if shared is None else _SharedShare(shared, nodal[node, k], k if size > 1 else 0)
+            value = nodal[node, k] if shared is None else LoadShare(shared, nodal[node, k], k if size > 1 else 0)
             self.loads.append(NodalValue(node, TRANSLATION_NAMES[self.dim][k], value, distributed=what))
         self.revision += 1
 
