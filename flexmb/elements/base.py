@@ -37,6 +37,9 @@ class ElementGroup(ABC):
         self.section_shape: dict[str, float | str] | None = None
 
     n_nodes: int = 2
+    #: DOFs of each element that belong to no node (a modal body's modal coordinates), numbered by
+    #: the DOF map after all nodal DOFs and appended to the element DOF vector after the nodal ones
+    n_internal_dofs: int = 0
 
     @property
     def n_elements(self) -> int:
@@ -48,8 +51,8 @@ class ElementGroup(ABC):
 
     @property
     def ndof(self) -> int:
-        """DOFs per element."""
-        return self.n_nodes * self.dofs_per_node
+        """DOFs per element: the nodal ones, then the internal ones."""
+        return self.n_nodes * self.dofs_per_node + self.n_internal_dofs
 
     @staticmethod
     def _broadcast(value: float | np.ndarray, n_el: int, label: str) -> np.ndarray:
