@@ -108,7 +108,7 @@ class Assembly:
         #: the model's characteristic length (m), the length scale of Newton's tolerances
         self.characteristic_length = model.characteristic_length
         #: the joints' constraint equations, None without joints
-        self.constraints = ConstraintSystem(model.joints, self.dofs) if model.joints else None
+        self.constraints = ConstraintSystem(model.joints, self.dofs, model.ties) if model.joints or model.ties else None
         #: (group index, kernels) of the groups with a configuration-dependent mass
         self.configuration_masses = [(i, k) for i, (g, X) in enumerate(zip(self.groups, self._X))
                                      if (k := g.configuration_mass(X)) is not None]
@@ -140,7 +140,7 @@ class Assembly:
         diag = np.arange(nf, dtype=np.int64)
         # every node's own block (rigid bodies' rotary inertia couples a node's rotations
         # without any element at the node)
-        per_node = np.diff(np.append(self.dofs.first, self.dofs.n_dof))
+        per_node = np.diff(np.append(self.dofs.first, self.dofs.n_node_dofs))
         r, c = _node_blocks(self.dofs.first, per_node)
         fr, fc = fpos[r], fpos[c]
         ok = (fr >= 0) & (fc >= 0)
@@ -301,7 +301,10 @@ class Assembly:
         """Rotation DOFs of the nodes of cubic-mass (director) elements and their constant rotary
         inertia: the mid-point scheme integrates their inertia in director form, with a stretch
         rate per DOF (:mod:`flexmb.elements.hermite_mass2d`)."""
-        nodes = np.unique(np.concatenate([self.groups[i].connectivity.ravel() for i, _ in self.configuration_masses]
+        from flexmb.elements.hermite_mass2d import HermiteMass2D
+
+        cubic = [i for i, k in self.configuration_masses if type(k) is HermiteMass2D]
+        nodes = np.unique(np.concatenate([self.groups[i].connectivity.ravel() for i in cubic]
                                          or [np.zeros(0, dtype=np.int64)]))
         #: rotation DOFs of the nodes of cubic-mass elements (n_d,)
         self.director_dofs = (self.dofs.first[nodes] + 2).astype(np.int64)
@@ -316,7 +319,7 @@ class Assembly:
         self.director_free = fp >= 0
         self.director_diagonal = self._diag_positions[fp[self.director_free]]
         # per cubic-mass group: the rotation DOFs of its elements' nodes (n_el, 2)
-        self._director_columns = {i: self._edofs[i][:, [2, 5]] for i, _ in self.configuration_masses}
+        self._director_columns = {i: self._edofs[i][:, [2, 5]] for i in cubic}
 
     # -------------------------------------------------------------------- mass
     def _build_mass(self) -> None:
@@ -357,6 +360,12 @@ class Assembly:
         L = self.characteristic_length
         largest = max(float(np.abs(self.mass.diagonal()).max(initial=0.0)),
                       float(np.abs(self.rotary_inertia).max(initial=0.0)) / L**2)
+        # a modal body's mass is all configuration-dependent: its reference translational mass counts
+        dim = self.model.dim
+        for i, kernels in self.configuration_masses:
+            if i not in self._director_columns:
+                M0 = kernels.mass_matrix(np.zeros(self._edofs[i].shape))
+                largest = max(largest, float(np.abs(np.diagonal(M0[:, :dim, :dim], axis1=1, axis2=2)).max()))
         return largest or 1.0
 
     def mass_times(self, v: np.ndarray) -> np.ndarray:
@@ -607,12 +616,18 @@ class Assembly:
                 q = g.mid_point_force(X, u0[ed], u1[ed])
             self._add_group_vector(q_m, i, q)
             if i in cubic:
-                F, J = cubic[i].mid_point_inertia(u0[ed], u1[ed], v0[ed], stretch0[self._director_columns[i]], dt,
+                F, J = cubic[i].mid_point_inertia(u0[ed], u1[ed], v0[ed], self._element_stretch(i, stretch0), dt,
                                                   tangent)
                 if tangent:
                     self._add_group_matrix_data(d_c, i, J)
                 self._add_group_vector(f_c, i, F)
         return q_m, f_c, d_c
+
+    def _element_stretch(self, i: int, stretch: np.ndarray | None) -> np.ndarray | None:
+        """The director stretch rates (n_el, 2) of cubic-mass group i from a global vector, None for
+        other configuration-dependent masses (a modal body) or without ``stretch``."""
+        columns = self._director_columns.get(i)
+        return None if stretch is None or columns is None else stretch[columns]
 
     def mid_point_inertia(self, u0: np.ndarray, u1: np.ndarray, v0: np.ndarray, stretch0: np.ndarray, dt: float,
                           tangent: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
@@ -624,7 +639,7 @@ class Assembly:
         data = np.zeros(self.nnz) if tangent else None
         for i, kernels in self.configuration_masses:
             ed = self._edofs[i]
-            F, J = kernels.mid_point_inertia(u0[ed], u1[ed], v0[ed], stretch0[self._director_columns[i]], dt, tangent)
+            F, J = kernels.mid_point_inertia(u0[ed], u1[ed], v0[ed], self._element_stretch(i, stretch0), dt, tangent)
             if tangent:
                 self._add_group_matrix_data(data, i, J)
             self._add_group_vector(f, i, F)
@@ -680,8 +695,7 @@ class Assembly:
                 raise ValueError("kinetic_energy: the model has configuration-dependent masses, pass u")
             for i, k in self.configuration_masses:
                 ed = self._edofs[i]
-                s = None if stretch is None else stretch[self._director_columns[i]]
-                T += k.energy_and_angular_momentum(u[ed], v[ed], s)[0]
+                T += k.energy_and_angular_momentum(u[ed], v[ed], self._element_stretch(i, stretch))[0]
             if stretch is not None:
                 T += 0.5 * float(self.director_inertia @ stretch[self.director_dofs]**2)
         if self.rotation_nodes.size and np.any(self.rotary_inertia):
@@ -731,8 +745,7 @@ class Assembly:
             L = np.array([x[:, 0] @ pt[:, 1] - x[:, 1] @ pt[:, 0] + p[self._planar_rotations].sum()])
             for i, k in self.configuration_masses:
                 ed = self._edofs[i]
-                s = None if stretch is None else stretch[self._director_columns[i]]
-                L += k.energy_and_angular_momentum(u[ed], v[ed], s)[1]
+                L += k.energy_and_angular_momentum(u[ed], v[ed], self._element_stretch(i, stretch))[1]
         else:
             # sum of x x p, written out (np.cross costs more than the rest of this method)
             L = np.array([x[:, 1] @ pt[:, 2] - x[:, 2] @ pt[:, 1], x[:, 2] @ pt[:, 0] - x[:, 0] @ pt[:, 2],

@@ -3,6 +3,9 @@
 Global DOFs are numbered node by node. A node carries the translations of the model's
 dimension and, if a rotational element (beam) is attached to it, the rotations; the order is
 the one of :data:`flexmb.model.TRANSLATION_NAMES` followed by :data:`flexmb.model.ROTATION_NAMES`.
+After all nodal DOFs come the DOFs that belong to no node, element by element of the groups that
+have them (:attr:`~flexmb.elements.base.ElementGroup.n_internal_dofs`: a modal body's modal
+coordinates); an element's DOF vector lists its nodal DOFs, then its internal ones.
 """
 from __future__ import annotations
 
@@ -21,6 +24,9 @@ class DofMap:
     n_dof : number of global DOFs.
     first : (n_nodes,) index of each node's first DOF.
     has_rotations : (n_nodes,) whether the node carries rotational DOFs.
+    n_node_dofs : number of nodal DOFs (the internal DOFs are numbered from here on).
+    internal_first : per group (in model order) the first internal DOF of each element (n_el,),
+        empty for groups without internal DOFs.
     prescribed : (n_p,) sorted global indices of fixed or prescribed DOFs.
     free : (n_f,) sorted global indices of the remaining DOFs.
     model_revision : the model's :attr:`~flexmb.model.Model.revision` when the map was built;
@@ -42,6 +48,8 @@ class DofMap:
             used[node] = True
         for body in model.bodies:
             used[body.node] = has_rot[body.node] = True
+        for tie in model.ties:                          # held by a modal body
+            used[tie.node] = True
         unused = np.flatnonzero(~used)
         if unused.size:
             raise ModelError(f"node {int(unused[0])} is not connected to any element or point mass "
@@ -49,7 +57,14 @@ class DofMap:
         ndof = dim + n_rot * has_rot
         self.has_rotations = has_rot
         self.first = np.concatenate([[0], np.cumsum(ndof)[:-1]]).astype(np.int64)
-        self.n_dof = int(ndof.sum())
+        self.n_node_dofs = int(ndof.sum())
+        self.internal_first: list[np.ndarray] = []
+        n = self.n_node_dofs
+        for g in model.groups:
+            k = g.n_internal_dofs
+            self.internal_first.append(n + k * np.arange(g.n_elements if k else 0, dtype=np.int64))
+            n += k * g.n_elements
+        self.n_dof = n
         self._translations: np.ndarray | None = None
         self._names = [model.dof_names(bool(r)) for r in has_rot]
 
@@ -73,7 +88,15 @@ class DofMap:
         return int(self.first[node] + names.index(dof))
 
     def label(self, i: int) -> str:
-        """Human-readable name of global DOF ``i``, e.g. ``"node 3 uy"``."""
+        """Human-readable name of global DOF ``i``, e.g. ``"node 3 uy"`` or
+        ``"modal body 'blade' q2"`` (internal DOF 2 of that group's element; counted from 1)."""
+        if i >= self.n_node_dofs:
+            for g, first in zip(self.model.groups, self.internal_first):
+                hit = np.flatnonzero((first <= i) & (i < first + g.n_internal_dofs))
+                if hit.size:
+                    e = int(hit[0])
+                    where = f" element {e}" if g.n_elements > 1 else ""
+                    return f"{type(g).__name__} {g.name!r}{where} q{i - int(first[e]) + 1}"
         node = int(np.searchsorted(self.first, i, side="right") - 1)
         return f"node {node} {self._names[node][i - self.first[node]]}"
 
@@ -81,7 +104,25 @@ class DofMap:
         """Global DOF indices of every element of ``group`` (n_el, ndof_el)."""
         per_node = group.dofs_per_node                                 # translations (+ rotations)
         idx = self.first[group.connectivity][:, :, None] + np.arange(per_node)[None, None, :]
-        return idx.reshape(group.n_elements, -1)                       # (n_el, nn * per_node)
+        idx = idx.reshape(group.n_elements, -1)                        # (n_el, nn * per_node)
+        if not group.n_internal_dofs:
+            return idx
+        first = self.internal_first[self._group_position(group)]
+        return np.hstack([idx, first[:, None] + np.arange(group.n_internal_dofs)[None, :]])
+
+    def internal_dofs(self, group: ElementGroup, element: int = 0) -> np.ndarray:
+        """Global indices of the internal DOFs (a modal body's modal coordinates) of ``element``
+        of ``group``."""
+        first = self.internal_first[self._group_position(group)]
+        if not group.n_internal_dofs:
+            raise ModelError(f"element group {group.name!r} has no internal DOFs")
+        return int(first[element]) + np.arange(group.n_internal_dofs)
+
+    def _group_position(self, group: ElementGroup) -> int:
+        for i, g in enumerate(self.model.groups):
+            if g is group:
+                return i
+        raise ModelError(f"element group {group.name!r} is not in this model")
 
     def translations(self) -> np.ndarray:
         """Global indices of the translations, (n_nodes, dim) (read-only, computed once: it is

@@ -40,6 +40,7 @@ from flexmb.elements.beam3d import Beam3D
 from flexmb.elements.shell3 import Shell3
 from flexmb.elements.truss import Truss
 from flexmb.multibody.joints import JOINT_KINDS, Drive, Joint, RigidBody, joint_frame
+from flexmb.multibody.ties import Tie, default_tie_name
 
 Value = Union[float, Callable[[float], float]]
 Vector = Union[Sequence[float], Callable[[float], Sequence[float]]]
@@ -147,6 +148,7 @@ class Model:
     point_masses: list[tuple[int, float, float]] = field(default_factory=list, init=False)
     bodies: list[RigidBody] = field(default_factory=list, init=False)
     joints: list[Joint] = field(default_factory=list, init=False)
+    ties: list[Tie] = field(default_factory=list, init=False)
     gravity: np.ndarray = field(init=False)
     #: counts the changes made through the methods; an Assembly records it when it is built
     #: so that an analysis can refuse an Assembly of an older state of the model
@@ -230,7 +232,7 @@ class Model:
         X = self.coordinates[conn]                                   # (n_el, nn, dim)
         if group.n_nodes == 3:
             _check_triangle_areas(X, conn, group.name)
-        else:
+        elif group.n_nodes == 2:
             lengths = np.linalg.norm(X[:, -1] - X[:, 0], axis=-1)
             if np.any(lengths <= 0.0):
                 e = int(np.flatnonzero(lengths <= 0.0)[0])
@@ -477,6 +479,37 @@ class Model:
         self.bodies.append(body)
         return body
 
+    @keywords_listed
+    def add_modal_body(self, data, node: int | None = None, stiffening: bool = True, name: str | None = None):
+        """Add a modal (reduced) flexible body on a floating frame (:mod:`flexmb.cms.floating_frame`).
+
+        ``data``: its :class:`~flexmb.cms.modal_body.ModalBodyData` (the reduced basis and the
+        inertia invariants of its FE model, computed once). ``node``: the node of this model that
+        carries the body frame (its translations and rotation are the frame's; joints, supports,
+        drives and loads at the body's frame act there); None adds a node at the frame node's
+        reference position in the body's FE model. The modal coordinates q (kg^1/2 m, mass-normalised
+        modes) are DOFs of their own, labelled ``q1, q2, ...``. ``stiffening``: the geometric
+        stiffening of the body by its inertia loads and weight (second-order displacements from the
+        unit-load geometric stiffness matrices); False gives the classic linear modal body, which
+        diverges when spun above its first bending frequency (Kane, Ryan & Banerjee 1987).
+        Returns the body's element group (a :class:`~flexmb.cms.floating_frame.ModalBody`)."""
+        from flexmb.cms.floating_frame import ModalBody
+        from flexmb.cms.modal_body import ModalBodyData
+
+        name = name or f"modal body {sum(type(g).__name__ == 'ModalBody' for g in self.groups)}"
+        what = f"modal body {name!r}"
+        if not isinstance(data, ModalBodyData):
+            raise ModelError(f"{what}: data must be a ModalBodyData (flexmb.cms.ModalBodyData.from_model), got "
+                             f"{type(data).__name__}")
+        if data.dim != self.dim:
+            raise ModelError(f"{what}: its data are {data.dim}D, the model is {self.dim}D")
+        if not isinstance(stiffening, (bool, np.bool_)):
+            raise ModelError(f"{what}: stiffening must be True or False, got {stiffening!r}")
+        if node is None:
+            node = self.add_node(data.component.model.coordinates[data.frame_node])
+        node = self._check_node(node, what)
+        return self.add_group(ModalBody(data, node, stiffening=bool(stiffening), name=name))
+
     def _side(self, side: int | RigidBody | None, joint: str) -> int:
         if side is None:
             return -1
@@ -546,6 +579,51 @@ class Model:
         rotations (a beam node), pinned otherwise."""
         node = self._check_node(node, "attach")
         return self.add_joint("attach", body, node, at=self.coordinates[node], name=name or f"attach node {node}")
+
+    @keywords_listed
+    def tie(self, node: int, body, body_node: int, name: str | None = None) -> Tie:
+        """Tie ``node`` of this model to node ``body_node`` of the FE model of the modal body ``body``
+        (the group returned by :meth:`add_modal_body`): an interface node where joints, attachments,
+        supports and loads act on the body (:mod:`flexmb.multibody.ties`, 2D). Place ``node`` at the
+        body node's reference position (the frame node's position plus the body node's offset from the
+        body's frame node in its FE model). A node without rotations is pinned to the body node, one
+        with rotations (a beam or rigid body there) welded to it. Default name: ``tie of node 7 to
+        modal body 'arm' node 20``."""
+        from flexmb.cms.floating_frame import ModalBody
+
+        node = self._check_node(node, "tie")
+        if not isinstance(body, ModalBody) or not any(g is body for g in self.groups):
+            raise ModelError(f"tie of node {node}: body must be a modal body of this model (the group "
+                             f"add_modal_body returned), got {type(body).__name__}")
+        what = f"tie of node {node} to modal body {body.name!r}"
+        if self.dim != 2:
+            raise ModelError(f"{what}: ties to modal bodies are 2D for now (3D is a later step)")
+        data = body.data
+        n_body = data.component.model.n_nodes
+        if isinstance(body_node, (bool, np.bool_)) or not isinstance(body_node, (int, np.integer)) \
+                or not 0 <= body_node < n_body:
+            raise ModelError(f"{what}: body_node must be a node of the body's FE model (0..{n_body - 1}), "
+                             f"got {body_node!r}")
+        body_node = int(body_node)
+        frame = int(body.connectivity[0, 0])
+        if body_node == data.frame_node:
+            raise ModelError(f"{what}: body node {body_node} is the body's frame node; joints, supports and "
+                             f"loads there act on the frame node {frame} directly")
+        if node == frame:
+            raise ModelError(f"{what}: node {node} is the body's frame node itself; tie another node")
+        tied = next((t for t in self.ties if t.node == node), None)
+        if tied is not None:
+            raise ModelError(f"{what}: node {node} is already tied ({tied.label})")
+        expected = self.coordinates[frame] + data.positions[body_node, :2]
+        off = float(np.linalg.norm(self.coordinates[node] - expected))
+        if off > 1e-9 * max(self.characteristic_length, data.component.model.characteristic_length):
+            raise ModelError(f"{what}: node {node} is at {self.coordinates[node].tolist()}, the body node "
+                             f"{body_node} at {expected.tolist()} ({off:.3g} m apart); place the node at the "
+                             "body node's reference position")
+        tie = Tie(name or default_tie_name(node, body, body_node), node, body, body_node)
+        self.ties.append(tie)
+        self.revision += 1
+        return tie
 
     @keywords_listed
     def set_gravity(self, acceleration: Sequence[float]) -> None:

@@ -88,6 +88,8 @@ class ModelLayout:
     point_masses: np.ndarray                    # (n_pm, 2): node, mass (kg); rigid bodies too
     prescribed: np.ndarray                      # (n_p,) global indices of prescribed DOFs
     joints: list[str] = field(default_factory=list)        # joint names, in model order
+    #: DOFs that belong to no node (modal bodies' modal coordinates), numbered after the nodal DOFs
+    n_internal: int = 0
 
     @classmethod
     def from_assembly(cls, asm: Assembly) -> "ModelLayout":
@@ -106,7 +108,7 @@ class ModelLayout:
         masses = np.array([(n, m) for n, m, _ in model.point_masses] + [(b.node, b.mass) for b in model.bodies],
                           dtype=float).reshape(-1, 2)
         return cls(model.dim, X.copy(), asm.dofs.has_rotations.copy(), groups, masses,
-                   asm.dofs.prescribed.copy(), [j.name for j in model.joints])
+                   asm.dofs.prescribed.copy(), [j.name for j in model.joints], asm.dofs.n_dof - asm.dofs.n_node_dofs)
 
     def differences(self, other: "ModelLayout") -> list[str]:
         """What differs between this layout and ``other`` (empty if they describe the same
@@ -155,7 +157,7 @@ class ModelLayout:
 
     @property
     def n_dof(self) -> int:
-        return int(self.dofs_per_node.sum())
+        return int(self.dofs_per_node.sum()) + self.n_internal
 
     def dof_names(self, node: int) -> tuple[str, ...]:
         rot = ROTATION_NAMES[self.dim] if self.has_rotations[node] else ()

@@ -68,3 +68,21 @@ def test_frame_buckling(tmp_path):
     for node in roof:
         direct.add_load(int(node), "uz", -example.P)
     assert np.isclose(fm.linear_buckling(direct, n_modes=1).critical, out["critical"], rtol=1e-10)
+
+
+def test_modal_arm(tmp_path):
+    out = load_example("modal_arm").main(quick=True, out_dir=tmp_path)
+    # driven joints: K + V - W_drives constant to the Newton tolerance (mid-point scheme, modal body)
+    assert out["energy_error"] < 1e-8, f"energy balance error {out['energy_error']:.2e}"
+    assert 1e-3 < out["ringing_amplitude"] < 0.2, out["ringing_amplitude"]
+    speeds, w0 = out["speeds"], out["omega_0"]
+    # stiffened: Southwell at the first speed (Omega = omega_0 / 2, low speed: within 0.5 %), rising
+    assert abs(out["stiffened"][1] ** 2 / (w0**2 + 0.1933 * speeds[1] ** 2) - 1.0) < 5e-3, out["stiffened"]
+    assert np.all(np.diff(out["stiffened"]) > 0.0), out["stiffened"]
+    # not stiffened: diverges beyond omega_0 at the rate sqrt(Omega^2 - omega_0^2) (its modes do not couple in-plane)
+    beyond = speeds > 1.01 * w0
+    assert np.allclose(out["not_stiffened_growth"][beyond], np.sqrt(speeds[beyond] ** 2 - w0**2), rtol=1e-6)
+    assert (tmp_path / "modal_arm.png").stat().st_size > 10_000
+    assert_animation(tmp_path / "modal_arm.gif")
+    import meshio
+    assert meshio.read(tmp_path / "modal_arm_forearm.vtu").points.shape == (21, 3)

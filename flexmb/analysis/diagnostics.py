@@ -261,12 +261,15 @@ def _significant(V: np.ndarray) -> np.ndarray:
 
 
 def _joint_names(asm: Assembly, rows: np.ndarray, nodes: set[int]) -> tuple[list[str], list[str]]:
-    """Joints whose multiplier rows are given, and the other joints at the given nodes."""
+    """Joints (and ties to modal bodies) whose multiplier rows are given, and the other joints and
+    ties at the given nodes."""
     cs = asm.constraints
     if cs is None:
         return [], []
-    redundant = [j.name for j, r in zip(cs.joints, cs.joint_rows) if np.any((rows >= r.start) & (rows < r.stop))]
-    attached = [j.name for j in cs.joints if j.name not in redundant and ({j.a, j.b} & nodes)]
+    items = [(j.name, r, {j.a, j.b}) for j, r in zip(cs.joints, cs.joint_rows)]
+    items += [(t.name, r, {t.node, t.frame_node}) for t, r in zip(cs.ties, cs.tie_rows)]
+    redundant = [name for name, r, _ in items if np.any((rows >= r.start) & (rows < r.stop))]
+    attached = [name for name, _, ends in items if name not in redundant and (ends & nodes)]
     return redundant, attached
 
 

@@ -170,7 +170,9 @@ def _frame_rate(asm: Assembly, spin: Spin) -> sp.csr_matrix:
 def steady_motion(asm: Assembly, u: np.ndarray, spin: Spin) -> tuple[np.ndarray, np.ndarray]:
     """Velocity and acceleration (n_dof,) of the steady rotation through u: translations
     W (x - c) and W^2 (x - c) with x = X + u; Omega at 3D rotation DOFs (spatial angular velocity)
-    and at planar rotation DOFs; zero at fixed and prescribed DOFs (they do not move in the frame)."""
+    and at planar rotation DOFs. Fixed and prescribed DOFs too: they are at rest in the rotating frame
+    (supports turn with it, as on a hub driven at Omega), so a body whose frame node's angle is
+    prescribed (a modal body on a driven hub) turns at Omega."""
     dim = asm.model.dim
     x = asm.positions(u) - spin.centre                                  # (n_nodes, dim)
     Om = skew(spin.omega)[:dim, :dim]
@@ -183,9 +185,6 @@ def steady_motion(asm: Assembly, u: np.ndarray, spin: Spin) -> tuple[np.ndarray,
     else:
         rot = asm.dofs.first[asm.dofs.has_rotations] + 2
         v[rot] = spin.speed
-    fixed = np.setdiff1d(np.arange(asm.n_dof), asm.dofs.free)
-    v[fixed] = 0.0
-    a[fixed] = 0.0
     return v, a
 
 
@@ -448,7 +447,7 @@ def _joint_terms(asm: Assembly, u: np.ndarray, v: np.ndarray, a: np.ndarray, t: 
     if ct.phi.size and np.abs(ct.phi).max() > 1e-6 * asm.model.characteristic_length:
         i = int(np.argmax(np.abs(ct.phi)))
         raise ModelError(f"{what}: u violates the joint constraints at t = {t:.6g} (equation {i} is off "
-                         f"by {ct.phi[i]:.3g} m or rad, joint {_joint_of_row(asm, i)!r})")
+                         f"by {ct.phi[i]:.3g} m or rad, {asm.constraints.owner(i)})")
     if lam is None:
         return G, np.linalg.lstsq(G.T, -residual(asm, u, v, a, t)[free], rcond=None)[0]
     lam = np.asarray(lam, dtype=float)
@@ -456,11 +455,6 @@ def _joint_terms(asm: Assembly, u: np.ndarray, v: np.ndarray, a: np.ndarray, t: 
         raise ModelError(f"{what}: lam must be {asm.constraints.n} finite numbers (one per constraint "
                          f"equation), got shape {lam.shape}")
     return G, lam
-
-
-def _joint_of_row(asm: Assembly, i: int) -> str:
-    cs = asm.constraints
-    return next(j.name for j, rows in zip(cs.joints, cs.joint_rows) if rows.start <= i < rows.stop)
 
 
 def _check_frame(asm: Assembly, frame: Spin) -> None:
@@ -486,9 +480,11 @@ def _check_equilibrium(asm: Assembly, r: np.ndarray, u: np.ndarray, t: float, fr
     res = r[free]
     if not res.size:
         return
+    # the inertia force over all DOFs: a body turning on a prescribed hub may have none on its free DOFs
+    # (a straight modal blade), while the hub carries its centrifugal pull
     scale = max(float(np.linalg.norm(asm.internal_force(u)[free])),
                 float(np.linalg.norm(asm.external_force(t, u=u)[free])),
-                float(np.linalg.norm((r - asm.internal_force(u) + asm.external_force(t, u=u))[free])), 1e-300)
+                float(np.linalg.norm(r - asm.internal_force(u) + asm.external_force(t, u=u))), 1e-300)
     worst = int(np.argmax(np.abs(res)))
     if abs(res[worst]) <= EQUILIBRIUM_TOL * scale or not np.any(res):
         return
@@ -529,7 +525,7 @@ def relative_equilibrium(model: Model | Assembly, spin: Any, u0: np.ndarray | No
         r = residual(asm, u, v, a, t, lam)[free]
         phi = asm.constraints.evaluate(u, t, lam).phi if n_c else np.zeros(0)
         inertia = asm.mass_times(a) + _inertia_terms(asm, u, v, a)
-        scale = max(float(np.linalg.norm(inertia[free])), float(np.linalg.norm(asm.internal_force(u)[free])),
+        scale = max(float(np.linalg.norm(inertia)), float(np.linalg.norm(asm.internal_force(u)[free])),
                     float(np.linalg.norm(asm.external_force(t, u=u)[free])), 1e-300)
         if np.linalg.norm(r) <= tolerance * scale and (not n_c or np.abs(phi).max() <= tolerance * size):
             return u

@@ -170,8 +170,7 @@ def _check_constraints(asm: Assembly, phi: np.ndarray, factor: float) -> None:
     if phi.size and np.abs(phi).max() > 1e-6 * size:
         i = int(np.argmax(np.abs(phi)))
         cs = asm.constraints
-        joint = next(j.name for j, rows in zip(cs.joints, cs.joint_rows) if rows.start <= i < rows.stop)
-        raise ModelError(f"natural modes: u_pre violates joint {joint!r} at load factor {factor:.6g} (its "
+        raise ModelError(f"natural modes: u_pre violates {cs.owner(i)} at load factor {factor:.6g} (its "
                          f"constraint equation is off by {phi[i]:.3g} m or rad); start from a state that "
                          "satisfies the joints (flexmb.consistent_initial_state) or from the reference state")
 

@@ -15,8 +15,9 @@
 * :mod:`flexmb.cms.study` -- :func:`run_study` and :func:`write_study`, a modification study with
   tables, pictures, an HDF5 file and a report page;
 * :mod:`flexmb.cms.modal_body` -- :class:`ModalBodyData`, the precomputed data of a modal body on a
-  floating frame (inertia invariants, unit-load geometric stiffness, stiffened spin frequencies); its
-  integration into the assembly and the time stepping comes with issue 16.
+  floating frame (inertia invariants, unit-load geometric stiffness, stiffened spin frequencies);
+* :mod:`flexmb.cms.floating_frame` -- :class:`ModalBody`, the modal body as an element group of the
+  assembly (:meth:`flexmb.Model.add_modal_body`): energy-consistent inertia with geometric stiffening.
 """
 from flexmb.cms.component import Component, components_from_groups
 from flexmb.cms.reduction import ReducedBasis, craig_bampton, free_interface
@@ -28,9 +29,10 @@ from flexmb.cms.modification import (InverseModification, ModifiedModes, forward
                                      inverse_modification, reanalyse)
 from flexmb.cms.study import ModificationStudy, run_study, write_study
 from flexmb.cms.modal_body import ModalBodyData
+from flexmb.cms.floating_frame import ModalBody
 
 __all__ = ["CmsModel", "CmsModes", "Component", "DesignVariable", "InverseModification",
-           "ModalBodyData", "ModificationStudy", "ModifiedModes", "ReducedBasis", "Sensitivity",
+           "ModalBody", "ModalBodyData", "ModificationStudy", "ModifiedModes", "ReducedBasis", "Sensitivity",
            "components_from_groups", "craig_bampton", "density_scale", "eigen_sensitivity",
            "forward_modification", "free_interface", "inverse_modification", "point_mass",
            "reanalyse", "run_study", "section_property", "spring", "stiffness_scale", "synthesize",

@@ -386,18 +386,24 @@ def _unit_acceleration_fields(L: np.ndarray, Theta0: np.ndarray, r: np.ndarray, 
 def _unit_geometric_stiffness(comp: Component, frame_node: int, Phi: np.ndarray, L: np.ndarray,
                               Theta0: np.ndarray, r: np.ndarray, dim: int) -> np.ndarray:
     """Phi^T k_G(sigma_g) Phi (n_cases, n_m, n_m) for the d'Alembert loads -M a_g, the frame node clamped."""
+    fields = _unit_acceleration_fields(L, Theta0, r, dim)                          # (n_cases, n_dof)
+    return _load_geometric_stiffness(comp, frame_node, Phi, -(comp.M @ fields.T).T)
+
+
+def _load_geometric_stiffness(comp: Component, frame_node: int, Phi: np.ndarray, loads: np.ndarray) -> np.ndarray:
+    """Phi^T k_G(sigma(f)) Phi (n_loads, n_m, n_m) for nodal loads f (n_loads, n_dof): the static response of
+    the component clamped at the frame node, its stresses by a central difference about the
+    reference state, and the element kernels' geometric stiffness of those stresses."""
     asm = comp.assembly
     at_frame = asm.dofs.first[frame_node] + np.arange(_node_dof_count(asm.dofs, frame_node))
     free = np.setdiff1d(np.arange(comp.n_dof), at_frame)
     K = comp.K[free][:, free].tocsc()
     solve = spla.factorized(K)
-    fields = _unit_acceleration_fields(L, Theta0, r, dim)
     trans = asm.dofs.translations().ravel()
     rot = np.setdiff1d(np.arange(comp.n_dof), trans)
     zero = np.zeros(comp.n_dof)
     out = []
-    for a in fields:
-        f = -(comp.M @ a)
+    for f in loads:
         du = np.zeros(comp.n_dof)
         du[free] = solve(f[free])
         size = max(np.abs(du[trans]).max() / comp.model.characteristic_length,
@@ -411,3 +417,32 @@ def _unit_geometric_stiffness(comp: Component, frame_node: int, Phi: np.ndarray,
         KG = asm.free_matrix(asm.geometric_stiffness_data(zero, sigma))
         out.append(Phi.T @ (KG @ Phi))
     return np.array(out)
+
+
+def interface_geometric_stiffness(data: ModalBodyData, node: int) -> np.ndarray:
+    """Unit-load geometric stiffness of the interface force cases of FE node ``node``, (n_c, n_m, n_m):
+    one case per DOF of the node, a unit force along each body-frame axis (2D: F_x, F_y), then a
+    unit moment about each (2D: M_z) if the node has rotations (issue 16, item 2).
+
+    For a force F (body frame) at the node, K_G = sum_a F_a K_F,a (run-time scaling). The matching
+    second-order displacement of the node is w_a(q) = -1/2 q^T K_F,a q along e_a (rotation about e_a
+    for the moment cases), so that F . w(q) = -1/2 q^T K_G(F) q: the work of the force on the
+    second-order shortening, as for the inertia cases (module docstring). Computed as
+    ``geometric_stiffness`` is: static response of the body clamped at the frame node, its stresses,
+    the element geometric stiffness projected on Phi; the symmetric part is returned (the quadratic
+    form sees no other).
+    """
+    comp = data.component
+    dofs = comp.assembly.dofs
+    if isinstance(node, (bool, np.bool_)) or not isinstance(node, (int, np.integer)) \
+            or not 0 <= node < comp.model.n_nodes:
+        raise ModelError(f"{comp.name}: interface node must be a node of the body's FE model "
+                         f"(0..{comp.model.n_nodes - 1}), got {node!r}")
+    if node == data.frame_node:
+        raise ModelError(f"{comp.name}: node {node} is the frame node (clamped in the basis: no interface "
+                         "force stiffens the body there)")
+    at_node = dofs.first[node] + np.arange(_node_dof_count(dofs, node))
+    loads = np.zeros((at_node.size, comp.n_dof))
+    loads[np.arange(at_node.size), at_node] = 1.0
+    KG = _load_geometric_stiffness(comp, data.frame_node, data.basis, loads)
+    return 0.5 * (KG + np.swapaxes(KG, 1, 2))

@@ -301,10 +301,12 @@ class MidPoint(Scheme):
             # cubic-mass nodes: their inertia in director form, the rotary inertia's replacing J a_m
             dd = asm.director_dofs
             inertia[dd] = director[3]
+            if tangent:
+                asm.add_director_diagonal(data, director[4] - 2.0 / dt**2 * asm.director_inertia)
+        if asm.configuration_masses:
             inertia += f_c
             if tangent:
                 data += d_c
-                asm.add_director_diagonal(data, director[4] - 2.0 / dt**2 * asm.director_inertia)
         rd = asm.rotation_dofs
         if rd.size and not tangent:
             data = np.zeros(asm.nnz)            # the rotary blocks below are added and dropped

@@ -490,6 +490,7 @@ class ResultWriter:
 def _write_layout(g: h5py.Group, layout: ModelLayout) -> None:
     g.attrs["dim"] = layout.dim
     g.attrs["joints"] = json.dumps(layout.joints)
+    g.attrs["n_internal"] = layout.n_internal
     _create(g, "coordinates", layout.coordinates)
     _create(g, "has_rotations", layout.has_rotations, dtype=np.uint8)
     _create(g, "point_masses", layout.point_masses.reshape(-1, 2))
@@ -632,7 +633,8 @@ def _read_layout(g: h5py.Group, read: _Reader, where: str) -> ModelLayout:
                                   read(f"{base}/thickness") if "thickness" in h else None))
     return ModelLayout(int(g.attrs["dim"]), read(f"{where}/coordinates"),
                        read(f"{where}/has_rotations").astype(bool), groups, read(f"{where}/point_masses"),
-                       read(f"{where}/prescribed"), json.loads(g.attrs.get("joints", "[]")))
+                       read(f"{where}/prescribed"), json.loads(g.attrs.get("joints", "[]")),
+                       int(g.attrs.get("n_internal", 0)))
 
 
 def _text(value: bytes | str) -> str:

@@ -25,6 +25,12 @@ so ``G_m`` takes, per vector, the map ``E = [I, -hat(r_m)]`` (3D) or
 ``[I, sigma(dtheta) k x r_m]`` with ``sigma(x) = tan(x/2) / (x/2)`` (2D) in place of the
 Jacobian. End-point schemes (Newmark, statics) use the Jacobian C at the end of the step.
 
+Ties of main-model nodes to modal bodies (:mod:`flexmb.multibody.ties`) are not written in these
+terms (their body point moves with the modal coordinates): their rows follow the joints' rows,
+they are evaluated in numpy, one dense block per tie, and their triplets follow the joints' in
+every ConstraintTerms (fixed row and column arrays as well). :meth:`ConstraintSystem.owner` names
+the joint or tie of an equation for messages.
+
 Speed: values, vectors, the terms of :meth:`ConstraintSystem.evaluate`, the augmented Newton
 matrix and the joint reactions run compiled kernels (:mod:`flexmb.compiled.constraints`); the
 numpy ``reference_*`` methods (with the helpers ``_maps`` ... ``_tangent``) are their
@@ -33,6 +39,7 @@ the triplets are fixed per model and computed once.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,6 +48,7 @@ import scipy.sparse as sp
 from flexmb.dofs import DofMap
 from flexmb.model import ROTATION_NAMES, ModelError
 from flexmb.multibody.joints import Joint, Vector, joint_equations
+from flexmb.multibody.ties import Tie, TieSystem
 from flexmb.rotations import reference_cayley_resolvent, reference_exp_map, skew
 
 
@@ -90,9 +98,10 @@ def _sigma(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 class ConstraintSystem:
-    """All joints of a model compiled into term arrays (built once by the assembly)."""
+    """All joints of a model compiled into term arrays (built once by the assembly), and the ties of
+    nodes to modal bodies (:mod:`flexmb.multibody.ties`) as the rows after the joints' rows."""
 
-    def __init__(self, joints: list[Joint], dofs: DofMap) -> None:
+    def __init__(self, joints: list[Joint], dofs: DofMap, ties: Sequence[Tie] = ()) -> None:
         model = dofs.model
         self.dim = dim = model.dim
         self.n_dof = dofs.n_dof
@@ -123,7 +132,13 @@ class ConstraintSystem:
                     rhs_const.append(float(eq.rhs))
                 row += 1
             self.joint_rows.append(slice(start, row))
-        self.n = row
+        #: the ties' equations (evaluated in numpy), rows ``n_joint_rows`` .. n - 1
+        self.n_joint_rows = row
+        self.tie_system = TieSystem(list(ties), dofs, row)
+        self.ties = self.tie_system.ties
+        self.tie_rows = self.tie_system.rows
+        rhs_const += [0.0] * self.tie_system.n
+        self.n = row + self.tie_system.n
         order = sorted(vectors, key=vectors.get)
         self.v_node = np.array([v.node for v in order], dtype=np.int64)                   # (n_v,)
         self.v_d = np.array([v.d for v in order], dtype=float).reshape(-1, dim)         # (n_v, dim)
@@ -179,6 +194,14 @@ class ConstraintSystem:
         k_cols.append(np.tile(rc, (1, self.n_rot)).ravel())
         self._k_rows = np.concatenate(k_rows).astype(np.int64)
         self._k_cols = np.concatenate(k_cols).astype(np.int64)
+        # the joints' triplets come first (the compiled kernel's output), then the ties'
+        self._n_joint_g, self._n_joint_k = self._g_rows.size, self._k_rows.size
+        if self.ties:
+            ts = self.tie_system
+            self._g_rows = np.concatenate([self._g_rows, ts.g_rows])
+            self._g_cols = np.concatenate([self._g_cols, ts.g_cols])
+            self._k_rows = np.concatenate([self._k_rows, ts.k_rows])
+            self._k_cols = np.concatenate([self._k_cols, ts.k_cols])
         self._kernel_arrays = (np.ascontiguousarray(self.v_d), np.ascontiguousarray(self.v_X, dtype=float),
                                np.ascontiguousarray(self.v_cols, dtype=np.int64), self.v_point, self.v_rotates,
                                self.l_row, self.l_vec, np.ascontiguousarray(self.l_c), self.b_row, self.b_a,
@@ -239,7 +262,10 @@ class ConstraintSystem:
         u = np.ascontiguousarray(u, dtype=float)
         a = self._kernel_arrays
         P = kernels.vectors(u, *a[:5])[0]
-        return kernels.values(P, u, self.scales(t), self.rhs(t), *a[5:])
+        phi = kernels.values(P, u, self.scales(t), self.rhs(t), *a[5:])
+        if self.ties:
+            phi[self.n_joint_rows:] = self.tie_system.values(u)
+        return phi
 
     def time_derivative(self, u: np.ndarray, t: float, h: float = 1e-6) -> np.ndarray:
         """dPhi/dt at fixed u (n_c,), by a central difference of the time functions."""
@@ -270,10 +296,33 @@ class ConstraintSystem:
             P0 = r0 = self._no_vectors
             sm, d = s1, u1
         phi, force, g, c, k = kernels.evaluate(mid, u1, P0, r0, d, lam, s1, sm, self.rhs(t1), self.n_dof,
-                                               self._g_rows.size, self._k_rows.size, *self._kernel_arrays)
+                                               self._n_joint_g, self._n_joint_k, *self._kernel_arrays)
+        if self.ties:
+            phi, force, g, c, k = self._with_ties((phi, force, g, c, k), u1, lam, u0 if mid else None)
         C = (self._g_rows, self._g_cols, c)
         return ConstraintTerms(phi, force, (self._g_rows, self._g_cols, g) if mid else C, C,
                                (self._k_rows, self._k_cols, k), self.n_dof)
+
+    def _with_ties(self, joint_terms: tuple[np.ndarray, ...], u1: np.ndarray, lam: np.ndarray,
+                   u0: np.ndarray | None) -> tuple[np.ndarray, ...]:
+        """The joints' (phi, force, g, c, k) values completed by the ties' rows and triplets."""
+        phi, force, g, c, k = joint_terms
+        tie = self.tie_system.evaluate(u1, lam[self.n_joint_rows:], u0, self.n_dof)
+        phi = phi.copy()
+        phi[self.n_joint_rows:] = tie[0]
+        return (phi, force + tie[1], np.concatenate([g, tie[2]]), np.concatenate([c, tie[3]]),
+                np.concatenate([k, tie[4]]))
+
+    def owner(self, row: int) -> str:
+        """The joint or tie that constraint equation ``row`` belongs to, as messages name it:
+        ``joint 'revolute 0'`` or ``tie of node 7 to modal body 'arm' node 20``."""
+        if row >= self.n_joint_rows:
+            return next(t.label for t, r in zip(self.ties, self.tie_rows) if r.start <= row < r.stop)
+        return next(f"joint {j.name!r}" for j, r in zip(self.joints, self.joint_rows) if r.start <= row < r.stop)
+
+    def owner_rows(self, row: int) -> slice:
+        """The rows of the joint or tie that equation ``row`` belongs to."""
+        return next(r for r in self.joint_rows + self.tie_rows if r.start <= row < r.stop)
 
     @property
     def _no_vectors(self) -> np.ndarray:
@@ -311,7 +360,10 @@ class ConstraintSystem:
     def reference_values(self, u: np.ndarray, t: float) -> np.ndarray:
         """Specification of :meth:`values` (numpy), kept for the tests."""
         P = self.reference_vectors(u)[0]
-        return self._phi(P, u, self.scales(t), t)
+        phi = self._phi(P, u, self.scales(t), t)
+        if self.ties:
+            phi[self.n_joint_rows:] = self.tie_system.values(u)
+        return phi
 
     def _phi(self, P: np.ndarray, u: np.ndarray, s: np.ndarray, t: float) -> np.ndarray:
         n = self.n
@@ -371,8 +423,8 @@ class ConstraintSystem:
             M = self._maps(r1, self._rotation_blocks(r1))
             rows, vecs, g = self._gradients(P1, s1)
             C = self._matrix(rows, vecs, g, M)
-            return ConstraintTerms(phi, self._transpose_times(C, lam), C, C,
-                                   self._tangent(rows, vecs, g, s1, lam, M, M, 1.0, r1, None), self.n_dof)
+            K = self._tangent(rows, vecs, g, s1, lam, M, M, 1.0, r1, None)
+            return self._reference_terms(phi, self._transpose_times(C, lam), C, C, K, u1, lam, None)
         P0, r0 = self.reference_vectors(u0)
         Pm, rm = 0.5 * (P0 + P1), 0.5 * (r0 + r1)
         sm = 0.5 * (self.scales(t0) + s1) if self.b_timed else s1
@@ -400,8 +452,19 @@ class ConstraintSystem:
         C = self._matrix(rows1, vecs1, g1, M1)
         rows, vecs, gm = self._gradients(Pm, sm)
         G = self._matrix(rows, vecs, gm, E)
-        return ConstraintTerms(phi, self._transpose_times(G, lam), G, C,
-                               self._tangent(rows, vecs, gm, sm, lam, E, M1, 0.5, r1, (rm, extra)), self.n_dof)
+        K = self._tangent(rows, vecs, gm, sm, lam, E, M1, 0.5, r1, (rm, extra))
+        return self._reference_terms(phi, self._transpose_times(G, lam), G, C, K, u1, lam, u0)
+
+    def _reference_terms(self, phi: np.ndarray, force: np.ndarray, G: Triplets, C: Triplets, K: Triplets,
+                         u1: np.ndarray, lam: np.ndarray, u0: np.ndarray | None) -> ConstraintTerms:
+        """ConstraintTerms of the joints' reference triplets, completed by the ties'."""
+        if not self.ties:
+            return ConstraintTerms(phi, force, G, C, K, self.n_dof)
+        phi, force, g, c, k = self._with_ties((phi, force, G[2], C[2], K[2]), u1, lam, u0)
+        ts = self.tie_system
+        rows, cols = np.concatenate([G[0], ts.g_rows]), np.concatenate([G[1], ts.g_cols])
+        return ConstraintTerms(phi, force, (rows, cols, g), (rows, cols, c),
+                               (np.concatenate([K[0], ts.k_rows]), np.concatenate([K[1], ts.k_cols]), k), self.n_dof)
 
     def _tangent(self, rows: np.ndarray, vecs: np.ndarray, g: np.ndarray, s: np.ndarray, lam: np.ndarray,
                  E: np.ndarray, M: np.ndarray, half: float, r1: np.ndarray, mid) -> Triplets:
@@ -523,19 +586,27 @@ class ConstraintSystem:
         """
         from flexmb.compiled import constraints as kernels
 
+        if not self.joints:
+            return []
         row_joint, node, sign, first, width, lever0, frames, start_b, start_a = self._reaction_layout(dofs)
-        rows, cols, vals = self.evaluate(u, t, np.zeros(self.n)).c
+        rows, cols, vals = (a[:self._n_joint_g] for a in self.evaluate(u, t, np.zeros(self.n)).c)
         forces, moments = kernels.joint_reactions(rows, cols, vals, np.ascontiguousarray(lam, dtype=float),
                                                   np.ascontiguousarray(u, dtype=float), row_joint, first, width,
                                                   sign, lever0, frames, start_b, start_a)
         return list(zip(forces, moments))
+
+    def tie_reactions(self, lam: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per tie the force (2,) and moment ((1,) for a weld, (0,) for a pin) that it exerts on its
+        node n, global axes (N, N m): -lambda of its rows (the body gets +lambda at its node; the
+        mid-point multipliers are the step's averages, as in :meth:`joint_reactions`)."""
+        return [(-lam[r][:2], -lam[r][2:]) for r in self.tie_rows]
 
     def reference_joint_reactions(self, u: np.ndarray, lam: np.ndarray, t: float, dofs: DofMap
                                   ) -> list[tuple[np.ndarray, np.ndarray]]:
         """Specification of :meth:`joint_reactions` (numpy), kept for the tests."""
         dim, n_rot = self.dim, self.n_rot
         row_joint, node, sign, first, width, lever0, frames = self._reaction_layout(dofs)[:7]
-        rows, cols, vals = self.reference_evaluate(u, t, np.zeros(self.n)).c
+        rows, cols, vals = (a[:self._n_joint_g] for a in self.reference_evaluate(u, t, np.zeros(self.n)).c)
         # generalized force of each joint on its side's node DOFs: -(C^T lambda) there
         joint_of = row_joint[rows]
         local = cols - first[joint_of]

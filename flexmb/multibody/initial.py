@@ -22,19 +22,15 @@ VELOCITY_TOL = 1e-8
 def refuse_joints(asm, analysis: str) -> None:
     """Joints are solved in time integration only so far: say so instead of ignoring them."""
     if asm.constraints is not None:
-        raise ModelError(f"{analysis}: the model has joints ({', '.join(j.name for j in asm.model.joints)}); "
-                         "joints are supported in time integration (fm.integrate) only so far")
+        items = [f"joint {j.name!r}" for j in asm.model.joints] + [t.label for t in asm.model.ties]
+        raise ModelError(f"{analysis}: the model has joints or ties ({', '.join(items)}); "
+                         "joints are supported in time integration (fm.integrate) only so far, ties too")
 
 
 def _worst(asm, values: np.ndarray) -> str:
     cs = asm.constraints
     row = int(np.argmax(np.abs(values)))
-    joint = next(j for j, rows in zip(cs.joints, cs.joint_rows) if rows.start <= row < rows.stop)
-    return f"joint {joint.name!r} (equation {row - cs.joint_rows[cs.joints.index(joint)].start})"
-
-
-def _joint_of_row(cs, row: int) -> str:
-    return next(j.name for j, rows in zip(cs.joints, cs.joint_rows) if rows.start <= row < rows.stop)
+    return f"{cs.owner(row)} (equation {row - cs.owner_rows(row).start})"
 
 
 def check_redundancy(asm, u0: np.ndarray, t0: float) -> None:
@@ -50,9 +46,9 @@ def check_redundancy(asm, u0: np.ndarray, t0: float) -> None:
     diag = np.abs(np.diag(R))
     rank = int(np.sum(diag > 1e-10 * max(diag.max(initial=0.0), np.finfo(float).tiny)))
     if rank < cs.n:
-        names = sorted({_joint_of_row(cs, int(r)) for r in order[rank:]})
+        names = sorted({cs.owner(int(r)) for r in order[rank:]})
         raise ModelError(f"the joints' equations are redundant at the start ({cs.n - rank} of {cs.n} "
-                         f"depend on the others), e.g. in {', '.join(repr(n) for n in names)}: remove "
+                         f"depend on the others), e.g. in {', '.join(names)}: remove "
                          "duplicated joints (a driven joint already includes its undriven equations) or "
                          "joints on prescribed DOFs")
 

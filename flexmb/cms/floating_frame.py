@@ -1,0 +1,584 @@
+"""A modal (reduced) body on a floating frame in the multibody assembly, 2D (issue 16, items 1-3).
+
+The body is one element (:class:`ModalBody`) on one node of the main model, the *frame node*:
+its DOF vector is u_e = (u_x, u_y, theta, q_1 .. q_n), the frame node's displacement and rotation
+(additive in 2D) and the modal coordinates q (kg^1/2 m, mass-normalised modes, DOFs of their own).
+Generalized coordinates x = (r, theta, q) with the frame origin r = X + (u_x, u_y) (X the frame node's
+reference position in the main model) and the frame rotation A(theta) (body axes = global axes at
+theta = 0); velocities xdot = the rates of u_e. All precomputed data are
+:class:`~flexmb.cms.modal_body.ModalBodyData`'s (its docstring: floating frame clamped at the frame
+node, inertia invariants, unit-load geometric stiffness matrices K_G,g).
+
+Kinetic energy. With the body-frame quasi-velocities w = P(theta) xdot = (A^T rdot, thetadot, qdot),
+P = blockdiag(A^T, 1, I),
+
+    T = 1/2 w^T Mt(q) w = 1/2 xdot^T Mg(theta, q) xdot,      Mg = P^T Mt P,
+
+the exact kinetic energy 1/2 nu^T M nu of the FE model (mass M constant in the body frame) for the
+body-frame displacement field u(q) = Phi q [+ w2(q) with stiffening]: the nodal velocities
+
+    nu = L v + omega (Theta_0 + Jhat_t Phi q + Jhat_t w2) + Phi q' + w2'      (Jhat_t: e_z x on translations)
+
+are written nu = Z zeta, zeta = E(q) w, over a few fixed fields Z (:class:`BodyVelocityFields`), so
+that Mt(q) = E(q)^T G E(q) with the constant Gram matrix G = Z^T M Z. Without stiffening this is
+``ModalBodyData.mass_matrix(q)`` (tested).
+
+Geometric stiffening, energy-consistent (issue 16, item 2). A second-order displacement field w2(q)
+quadratic in q is added, known through its projections on unit loads: for a load f with stresses
+sigma_f of its static response (body clamped at the frame node), f . w2(q) = -1/2 q^T K_G[f] q, the
+work of the load on the second-order shortening (K_G[f] = Phi^T k_G(sigma_f) Phi, the unit-load
+geometric stiffness; ModalBodyData's K_G,g are those of the d'Alembert loads f_g = -M a_g). The
+kinetic energy's terms linear in w2 pair it with the velocity fields of w, i.e. with the loads
+M U_i and Jhat_t^T M U_i, U = (L_x, L_y, Theta_0, Phi_k); w2 is taken in the span of their static
+responses meeting all these projections (:class:`BodyVelocityFields`). The lead's derivation kept only
+the terms linear in w2 with the rigid velocity field,
+
+    T_w = omega (v_y s_x - v_x s_y) + omega q'^T K_alpha q + v_x q'^T K_ax q + v_y q'^T K_ay q
+          - 1/2 omega^2 q^T K_ww q,        s(q) = 1/2 (q^T K_ax q, q^T K_ay q),
+
+(checked: these are exactly the rigid-field terms here; their Lagrange q-equation holds
+[a_R . (K_ax, K_ay) + alpha K_alpha + omega^2 K_ww] q, a_R = A^T rddot = (v_x' - omega v_y, v_y' + omega v_x):
+the unit-load geometric stiffness scaled by the run-time kinematic scalars, Anderson; Melzer;
+references README, Wave 2 B). Alone they failed: with a frame clamped at a node the clamped modes
+nearly contain the rigid rotation (the first cantilever mode is almost a rotation about the root), so
+Mt(0) is nearly singular (smallest eigenvalue 7e-4 of 3.2 for the test beam), T_w perturbs it by O(q)
+and Mt lost positive definiteness at q = 0.005 kg^1/2 m (7 mm of tip deflection of a 1 m beam): a free
+tumbling body blew up in Newton. Adding the terms of the elastic velocity Phi q' with w2 (loads
+M Phi_k, Jhat_t^T M Phi_k) kept it definite up to |q| = 0.1 but not beyond (|q| = 0.2: eigenvalue -0.23),
+and Newton still left the definite region from a poor start. The kinetic energy of the whole field
+Phi q + w2 (a Gram matrix) is positive definite for every q, at the price of terms of higher order
+(|omega x w2 + w2'|^2, (omega x Phi q) . M (omega x w2 + w2')), which do not change the linearization
+about q = 0: at a steady spin it is q'' + G q' + K(omega) q with K = K_e - omega^T J_2 omega + omega^2
+K_G[Jhat_t^T M Theta_0], ``ModalBodyData.spin_matrices(omega, stiffening=True)`` for a lumped mass
+(tested; for a consistent mass, whose translations and rotations are coupled, the centrifugal load
+of the FE velocity field Jhat_t^T M Theta_0 differs from ModalBodyData's -M a_ww by the coupling terms:
+1.3e-4 relative in K for the test beam's cubic mass). Lagrange's equations of T then contain the
+geometric stiffening, the frame equations its reactions, and the energy is conserved.
+``stiffening=False`` drops w2 (the classic linear modal body).
+
+Gravity. V = -g . (m r + A(theta) S(q)) with the first moment S(q) = S_0 + C_t^T q [+ s(q)]: S_0 from
+the invariant m c at q = 0, the linear part C_t^T q = Phi^T M L q so that the modal gravity load is
+the FE model's Phi^T M g (consistent masses' translation-rotation coupling included; the kinetic
+energy's m c(q) differs from it by that coupling, zero for lumped masses), and s(q) with stiffening,
+so that gravity stiffens the body like a frame acceleration -g does.
+
+Mid-point inertia with exact energy (the frame/modal coupling is treated as one Lagrangian system
+in x): with v1 = 2 (u1 - u0)/dt - v0 and p_i = Mg(x_i) v_i,
+
+    F = (p1 - p0)/dt - gbar,   dx . gbar = 1/2 v0^T (Mg(x1) - Mg(x0)) v1     =>   F . dx = T1 - T0
+
+exactly. gbar = 1/2 grad_x(v0^T Mg(x) v1) at x_m plus Gonzalez's (1996) correction c W dx / (dx^T W dx)
+with the remainder c; W = diag(0, 0, J_0, diag M_e): zero on r, so Mg being independent of r, the
+linear momentum is conserved exactly; the angular momentum is not (the correction is not
+rotation-invariant): it drifts by the remainder's moment, O(dt^3) per step. The weight of the body
+uses the same discrete gradient (F . dx = V0 - V1 exactly). Tangents w.r.t. u1 (dv1/du1 = 2/dt) and
+the Newmark force's derivative along its kinematics: complex-step differentiation of the force
+(h = 1e-30, exact to round-off: no difference is taken), all directions in one batched call.
+
+Limits: 2D only (3D is a later step); the second-order field w2 enters the kinetic energy and the
+weight, not the recovered mesh (:meth:`ModalBody.deformed_positions` is r + A (X_i + Phi_i q)); loads
+and joints act at the frame node only; interface-force unit cases (stiffening by joint forces) are
+not built, so in statics and linear buckling the body is linear (no geometric stiffness). Free fall
+at large steps: the mid-point rule on (r, theta, q) is not invariant under the growing fall speed
+(in the continuum a uniform field does not act on the relative motion); the test beam (free-body
+frequencies up to 115 rad/s) tumbling in free fall at dt = 0.1 s gained internal energy from the fall
+after about 1 s and Newton failed at t = 1.2 s (stiffened) and 2.7 s (linear); at dt = 0.05 s it ran
+10 s. A body whose frame node is held by a joint or support (mechanisms) does not fall.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import scipy.sparse.linalg as spla
+
+from flexmb.checks import ModelError
+from flexmb.cms.modal_body import ModalBodyData, _load_geometric_stiffness
+from flexmb.elements.base import ElementGroup
+
+_STEP = 1e-30                    # complex step (no cancellation: any tiny step is exact to round-off)
+#: the discrete-gradient correction is skipped when dx^T W dx is below this fraction of J_0 (rad^2):
+#: a step of 1e-8 rad of the frame, where the remainder c = O(|dx|^3) is at round-off and dividing
+#: its round-off by dx^T W dx would only make a spurious force growing like 1/|dx|
+_CORRECTION_FLOOR = 1e-16
+#: eigenvalues of F K^-1 F^T below this fraction of the largest belong to exactly dependent loads
+_DEPENDENT_LOADS = 1e-12
+
+
+def _rotate(c: np.ndarray, s: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """A(theta) y for y (B, 2), cos/sin (B,)."""
+    return np.stack([c * y[:, 0] - s * y[:, 1], s * y[:, 0] + c * y[:, 1]], axis=1)
+
+
+def _product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a @ b; complex operands (complex steps) as real products: numpy's complex and mixed
+    complex-real matrix products ran 20x slower than real ones here (measured)."""
+    a_complex, b_complex = np.iscomplexobj(a), np.iscomplexobj(b)
+    if not (a_complex or b_complex):
+        return a @ b
+    if not b_complex:
+        return (a.real @ b) + 1j * (a.imag @ b)
+    if not a_complex:
+        return (a @ b.real) + 1j * (a @ b.imag)
+    return (a.real @ b.real - a.imag @ b.imag) + 1j * (a.real @ b.imag + a.imag @ b.real)
+
+
+def _turned(w: np.ndarray) -> np.ndarray:
+    """d(P(theta) xdot)/dtheta = (w_y, -w_x, 0, ..) for body-frame velocities w (B, n_w)."""
+    out = np.zeros_like(w)
+    out[:, 0], out[:, 1] = w[:, 1], -w[:, 0]
+    return out
+
+
+def _complex_step(fun, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Value (B, n) and Jacobian (B, n, n) of a function of u (B, n) by complex steps along the n unit
+    directions at once: ``fun`` takes the perturbations i h e_j, one row per direction and batch entry
+    (B*n, n), so that it can move several arguments along them (the end-point kinematics)."""
+    B, n = u.shape
+    dz = 1j * _STEP * np.tile(np.eye(n), (B, 1))                                      # (B*n, n)
+    out = fun(dz).reshape(B, n, -1)                                                  # [b, direction, component]
+    return out[:, 0].real, np.transpose(out.imag, (0, 2, 1)) / _STEP
+
+
+class FloatingFrameMass:
+    """Configuration-mass kernels of modal bodies (the contract of
+    :class:`~flexmb.elements.hermite_mass2d.HermiteMass2D`): batched over elements, DOF vectors
+    u (n_el, 3 + n_m) = (u_x, u_y, theta, q); X (n_el, 1, 2) the frame nodes' reference positions."""
+
+    def __init__(self, fields: BodyVelocityFields, X: np.ndarray) -> None:
+        self.fields = fields
+        self.X = X[:, 0, :]                                                           # (n_el, 2) m
+        self.mass = fields.mass                                                       # kg
+        self.S0, self.S1, self.S2 = fields.S0, fields.S1, fields.S2
+        #: Gonzalez weights W (n_x,): zero on r (linear momentum exact), the reference mass diagonal else
+        self.weights = np.concatenate([[0.0, 0.0], np.diag(self.body_mass(np.zeros((1, fields.n_modes)))[0])[2:]])
+        self._correction_floor = _CORRECTION_FLOOR * self.weights[2]
+
+    # ------------------------------------------------------------ body-frame mass
+    def _coefficients(self, q: np.ndarray) -> np.ndarray:
+        """E(q) (B, n_z, n_w), zeta = E(q) w (:class:`BodyVelocityFields`)."""
+        f = self.fields
+        B, n = q.shape
+        qq = (q[:, :, None] * q[:, None, :]).reshape(B, n * n)
+        return f.E0 + (_product(q, f.E1.reshape(n, -1)) + _product(qq, f.E2.reshape(n * n, -1))
+                        ).reshape((B,) + f.E0.shape)
+
+    def _coefficient_derivative(self, q: np.ndarray) -> np.ndarray:
+        """dE/dq_k (B, n_m, n_z, n_w) (E2 is symmetric in k, l)."""
+        f = self.fields
+        B, n = q.shape
+        return f.E1 + 2.0 * _product(q, f.E2.reshape(n, -1)).reshape((B,) + f.E1.shape)
+
+    def body_mass(self, q: np.ndarray) -> np.ndarray:
+        """Mt(q) = E^T G E (B, n_w, n_w) of the body-frame velocities w."""
+        E = self._coefficients(q)
+        return _product(np.transpose(E, (0, 2, 1)), _product(self.fields.G, E))
+
+    def body_mass_derivative(self, q: np.ndarray) -> np.ndarray:
+        """dMt/dq_k = dE_k^T G E + E^T G dE_k (B, n_m, n_w, n_w)."""
+        GE = _product(self.fields.G, self._coefficients(q))                           # (B, n_z, n_w)
+        half = _product(np.transpose(self._coefficient_derivative(q), (0, 1, 3, 2)), GE[:, None])
+        return half + np.transpose(half, (0, 1, 3, 2))
+
+    @staticmethod
+    def _frame(u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """cos theta, sin theta (B,)."""
+        return np.cos(u[:, 2]), np.sin(u[:, 2])
+
+    @staticmethod
+    def body_velocity(c: np.ndarray, s: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """w = P(theta) v (B, n_w): (A^T v_r, v_theta, v_q)."""
+        w = v.astype(np.result_type(c, v))                                             # a copy
+        w[:, 0] = c * v[:, 0] + s * v[:, 1]
+        w[:, 1] = -s * v[:, 0] + c * v[:, 1]
+        return w
+
+    @staticmethod
+    def _to_global(c: np.ndarray, s: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """P(theta)^T y (B, n_x) for body-frame components y (B, n_w)."""
+        out = y.copy()
+        out[:, :2] = _rotate(c, s, y[:, :2])
+        return out
+
+    # --------------------------------------------------------- energy, momentum
+    def mass_matrix(self, u: np.ndarray) -> np.ndarray:
+        """Mg(theta, q) = P^T Mt P (n_el, n_x, n_x)."""
+        c, s = self._frame(u)
+        P = np.zeros(u.shape + (u.shape[1],), dtype=u.dtype)
+        P[:, 0, 0], P[:, 0, 1], P[:, 1, 0], P[:, 1, 1] = c, s, -s, c
+        idx = np.arange(2, u.shape[1])
+        P[:, idx, idx] = 1.0
+        return np.transpose(P, (0, 2, 1)) @ self.body_mass(u[:, 3:]) @ P
+
+    def momentum(self, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """p = Mg(x) xdot (n_el, n_x): linear momentum (global), then the angular momentum about the
+        frame origin, then the modal momenta."""
+        c, s = self._frame(u)
+        w = self.body_velocity(c, s, v)
+        return self._to_global(c, s, np.einsum("bij,bj->bi", self.body_mass(u[:, 3:]), w))
+
+    def kinetic_energy(self, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """T (n_el,), J."""
+        c, s = self._frame(u)
+        w = self.body_velocity(c, s, v)
+        return 0.5 * np.einsum("bi,bij,bj->b", w, self.body_mass(u[:, 3:]), w)
+
+    def energy_and_angular_momentum(self, u: np.ndarray, v: np.ndarray, stretch: np.ndarray | None = None
+                                    ) -> tuple[float, float]:
+        """Sums over the elements of T (J) and of the angular momentum about the global origin,
+        L = p_theta + r_x p_ry - r_y p_rx (kg m^2/s); ``stretch`` is not used (no directors)."""
+        p = self.momentum(u, v)
+        r = self.X + u[:, :2]
+        L = p[:, 2] + r[:, 0] * p[:, 1] - r[:, 1] * p[:, 0]
+        return float(0.5 * np.einsum("bi,bi->", p, v)), float(L.sum())
+
+    # --------------------------------------------------------------- mid-point
+    def _velocity_form(self, u: np.ndarray, va: np.ndarray, vb: np.ndarray, gradient: bool
+                       ) -> tuple[np.ndarray, np.ndarray | None]:
+        """phi = va^T Mg(x) vb = zeta_a^T G zeta_b (B,) and, with ``gradient``, d phi/dx (B, n_x)
+        (zero on r), worked in zeta = E(q) P(theta) v."""
+        c, s = self._frame(u)
+        q = u[:, 3:]
+        wa, wb = self.body_velocity(c, s, va), self.body_velocity(c, s, vb)
+        E = self._coefficients(q)                                                      # (B, n_z, n_w)
+        za, zb = np.einsum("bzw,bw->bz", E, wa), np.einsum("bzw,bw->bz", E, wb)          # (B, n_z)
+        Gza, Gzb = _product(za, self.fields.G), _product(zb, self.fields.G)            # G symmetric
+        phi = np.einsum("bi,bi->b", za, Gzb)
+        if not gradient:
+            return phi, None
+        grad = np.zeros(u.shape, dtype=phi.dtype)
+        grad[:, 2] = (np.einsum("bzw,bw,bz->b", E, _turned(wa), Gzb)
+                      + np.einsum("bzw,bw,bz->b", E, _turned(wb), Gza))
+        # d phi/dq_k = (G zeta_b) . dE_k w_a + (G zeta_a) . dE_k w_b, dE_k = E1[k] + 2 q_l E2[k, l]:
+        # contracted with the flattened E1, E2 as two matrix products
+        B, n = q.shape
+        outer = (Gzb[:, :, None] * wa[:, None, :] + Gza[:, :, None] * wb[:, None, :]).reshape(B, -1)
+        second = _product(outer, self.fields.E2_flat_T).reshape(B, n, n)
+        grad[:, 3:] = _product(outer, self.fields.E1_flat_T) + 2.0 * np.einsum("bkl,bl->bk", second, q)
+        return phi, grad
+
+    def _correction(self, remainder: np.ndarray, dx: np.ndarray) -> np.ndarray:
+        """Gonzalez's correction remainder * W dx / (dx^T W dx) (B, n_x), zero below the floor."""
+        Wdx = self.weights * dx
+        norm = np.einsum("bi,bi->b", dx, Wdx)
+        active = norm.real > self._correction_floor
+        factor = np.where(active, remainder / np.where(active, norm, 1.0), 0.0)
+        return factor[:, None] * Wdx
+
+    def _mid_point_inertia_force(self, u0: np.ndarray, u1: np.ndarray, v0: np.ndarray, dt: float) -> np.ndarray:
+        """F = (p1 - p0)/dt - gbar (B, n_x) (module docstring)."""
+        dx = u1 - u0
+        v1 = 2.0 * dx / dt - v0
+        phi0 = self._velocity_form(u0, v0, v1, False)[0]
+        phi1 = self._velocity_form(u1, v0, v1, False)[0]
+        half_grad = 0.5 * self._velocity_form(0.5 * (u0 + u1), v0, v1, True)[1]
+        remainder = 0.5 * (phi1 - phi0) - np.einsum("bi,bi->b", dx, half_grad)
+        gbar = half_grad + self._correction(remainder, dx)
+        return (self.momentum(u1, v1) - self.momentum(u0, v0)) / dt - gbar
+
+    def mid_point_inertia(self, u0: np.ndarray, u1: np.ndarray, v0: np.ndarray, stretch0: np.ndarray | None,
+                          dt: float, tangent: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+        """Inertia force of the step F (n_el, n_x) with F . (u1 - u0) = T1 - T0 exactly, and dF/du1
+        (n_el, n_x, n_x) (None without ``tangent``); ``stretch0`` is not used (no directors)."""
+        if not tangent:
+            return self._mid_point_inertia_force(u0, u1, v0, dt), None
+        n = u1.shape[1]
+        u0_rows, u1_rows, v0_rows = (np.repeat(a, n, axis=0) for a in (u0, u1, v0))
+
+        def force(dz: np.ndarray) -> np.ndarray:
+            return self._mid_point_inertia_force(u0_rows, u1_rows + dz, v0_rows, dt)
+
+        return _complex_step(force, u1)
+
+    # ---------------------------------------------------------------- end point
+    def _end_point_force(self, u: np.ndarray, v: np.ndarray, a: np.ndarray) -> np.ndarray:
+        """Lagrange's inertia force Mg a + (dMg/dx . v) v - 1/2 v^T dMg/dx v (B, n_x), in body terms:
+        P^T [Mt P a + v_theta Jhat Mt w + (dMt . q') w + v_theta Mt w_theta] - dT/dx with
+        w_theta = dP/dtheta v, Jhat y = (-y_y, y_x, 0, ..) and dT/dx = (0, (Mt w)_t . w_theta, 1/2 w dMt w)."""
+        c, s = self._frame(u)
+        q = u[:, 3:]
+        w, wa = self.body_velocity(c, s, v), self.body_velocity(c, s, a)
+        Mt, dMt = self.body_mass(q), self.body_mass_derivative(q)
+        p = np.einsum("bij,bj->bi", Mt, w)                                             # body-frame momenta
+        w_theta = _turned(w)
+        body = (np.einsum("bij,bj->bi", Mt, wa + v[:, 2:3] * w_theta)
+                + np.einsum("bk,bkij,bj->bi", v[:, 3:], dMt, w))
+        body[:, 0] -= v[:, 2] * p[:, 1]                                                # v_theta Jhat p
+        body[:, 1] += v[:, 2] * p[:, 0]
+        F = self._to_global(c, s, body)
+        F[:, 2] -= np.einsum("bi,bi->b", p[:, :2], w_theta[:, :2])
+        F[:, 3:] -= 0.5 * np.einsum("bi,bkij,bj->bk", w, dMt, w)
+        return F
+
+    def end_point_inertia(self, u: np.ndarray, v: np.ndarray, a: np.ndarray, dv_du: float = 0.0, da_du: float = 0.0,
+                          tangent: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+        """Lagrange inertia force (n_el, n_x) at one state and its derivative along an end-point
+        scheme's kinematics, dF/du + dv_du dF/dv + da_du dF/da (n_el, n_x, n_x), or None."""
+        if not tangent:
+            return self._end_point_force(u, v, a), None
+        n = u.shape[1]
+        u_rows, v_rows, a_rows = (np.repeat(x, n, axis=0) for x in (u, v, a))
+
+        def force(dz: np.ndarray) -> np.ndarray:
+            return self._end_point_force(u_rows + dz, v_rows + dv_du * dz, a_rows + da_du * dz)
+
+        return _complex_step(force, u)
+
+    # ------------------------------------------------------------------ gravity
+    def _first_moment(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """S(q) (B, 2) kg m and dS/dq (B, n_m, 2)."""
+        B, n = q.shape
+        qS2 = (q @ self.S2.reshape(n, 2 * n)).reshape(B, n, 2)                         # sum_k q_k S2[k, l, :]
+        S = self.S0 + q @ self.S1 + np.einsum("bl,blj->bj", q, qS2)
+        return S, self.S1 + 2.0 * qS2
+
+    def gravity_potential(self, u: np.ndarray, g: np.ndarray) -> np.ndarray:
+        """V = -g . (m r + A S(q)) (n_el,), J, of the uniform field g (2,) m/s^2."""
+        c, s = self._frame(u)
+        S, _ = self._first_moment(u[:, 3:])
+        return -(self.mass * (self.X + u[:, :2]) + _rotate(c, s, S)) @ g
+
+    def _gravity_gradient(self, u: np.ndarray, g: np.ndarray) -> np.ndarray:
+        """-dV/dx (B, n_x), with the body-frame field g_b = A^T g: (m g, g_b . Jhat S, dS/dq g_b)."""
+        c, s = self._frame(u)
+        S, dS = self._first_moment(u[:, 3:])
+        gb = np.stack([c * g[0] + s * g[1], -s * g[0] + c * g[1]], axis=1)               # (B, 2)
+        F = np.empty(u.shape, dtype=gb.dtype)
+        F[:, :2] = self.mass * g
+        F[:, 2] = gb[:, 1] * S[:, 0] - gb[:, 0] * S[:, 1]
+        F[:, 3:] = (dS @ gb[..., None])[..., 0]
+        return F
+
+    def gravity_force(self, u: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """F = -dV/dx (n_el, n_x), N, N m, and dF/dx (n_el, n_x, n_x)."""
+        n = u.shape[1]
+        return _complex_step(lambda dz: self._gravity_gradient(np.repeat(u, n, axis=0) + dz, g), u)
+
+    def _mid_point_gravity_force(self, u0: np.ndarray, u1: np.ndarray, g: np.ndarray) -> np.ndarray:
+        """-grad V(x_m) plus the correction making F . dx = V0 - V1 exact (B, n_x)."""
+        dx = u1 - u0
+        F = self._gravity_gradient(0.5 * (u0 + u1), g)
+        remainder = (self.gravity_potential(u0, g) - self.gravity_potential(u1, g)
+                     - np.einsum("bi,bi->b", dx, F))
+        return F + self._correction(remainder, dx)
+
+    def mid_point_gravity(self, u0: np.ndarray, u1: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Gravity force over a step (n_el, n_x) with F . (u1 - u0) = V(u0) - V(u1) exactly, and its
+        derivative w.r.t. u1 (n_el, n_x, n_x)."""
+        n = u1.shape[1]
+        return _complex_step(lambda dz: self._mid_point_gravity_force(np.repeat(u0, n, axis=0),
+                                                                      np.repeat(u1, n, axis=0) + dz, g), u1)
+
+
+class BodyVelocityFields:
+    """The body-frame nodal velocity of a modal body as nu = Z zeta, zeta = E(q) w (module docstring),
+    with the constant Gram matrix G = Z^T M Z, so that Mt(q) = E(q)^T G E(q).
+
+    Columns of Z (n_dof, n_z): L (2) and Theta_0 (the rigid fields of v and omega), Phi (n_m), Jhat_t Phi
+    (n_m, for omega x Phi q), and with stiffening Q and Jhat_t Q (n_y each) for the second-order field
+    w2(q) = Q c(q), c_j(q) = q^T C_j q, Q K-orthonormal combinations of the static responses to the
+    loads M U_i, Jhat_t^T M U_i (U = L_x, L_y, Theta_0, Phi_k). E(q) = E0 + q_k E1[k] + q_k q_l E2[k, l]:
+    the coefficients (v, omega, omega q, q', c', omega c) of these columns. Also the first moment
+    S(q) = S0 + S1^T q + q S2 q (kg m) of the weight. Sizes for 3 modes: n_z = 31 (9 without stiffening).
+    """
+
+    def __init__(self, data: ModalBodyData, stiffening: bool) -> None:
+        comp, n = data.component, data.n_modes
+        dofs = comp.assembly.dofs
+        tr = dofs.translations()                                                       # (n_fe_nodes, 2)
+        M = comp.M
+        self.n_modes = n
+        self.mass = float(data.mass[0, 0])
+        L = np.zeros((comp.n_dof, 2))
+        L[tr[:, 0], 0] = L[tr[:, 1], 1] = 1.0
+        X = data.positions[:, :2]
+        theta0 = np.zeros(comp.n_dof)                                                  # e_z x X_i, 1 on rotations
+        theta0[tr[:, 0]], theta0[tr[:, 1]] = -X[:, 1], X[:, 0]
+        theta0[dofs.first[dofs.has_rotations] + 2] = 1.0
+        U = np.column_stack([L, theta0, data.basis])                                   # (n_dof, 3 + n_m): w at q = 0
+        columns = [U, _turned_field(tr, data.basis)]
+        mc = data.first_moment0
+        self.S0 = np.array([mc[1, 2], -mc[0, 2]])                                      # (2,) kg m
+        self.S1 = data.translation_coupling[:, :2].copy()                              # (n_m, 2) kg^1/2
+        self.S2 = np.zeros((n, n, 2))
+        C = np.zeros((0, n, n))
+        if stiffening:
+            MU = M @ U
+            loads = np.concatenate([MU, -_turned_field(tr, MU)], axis=1).T             # M U_i, Jhat_t^T M U_i
+            KF = _load_geometric_stiffness(comp, data.frame_node, data.basis, loads)
+            KF = 0.5 * (KF + np.transpose(KF, (0, 2, 1)))                              # (n_f, n_m, n_m)
+            # w2 = Y c in the span of the static responses Y = K^-1 f_i, with f_i . w2 = -1/2 q^T K_G[f_i] q
+            # for every load: H c = b, H = F K^-1 F^T. The loads are dependent (Jhat^T M L_x = -M L_y for a
+            # lumped mass) and nearly so (the clamped modes nearly contain the rigid rotation: Mt(0) is nearly
+            # singular), so w2 is written on the K-orthonormal fields Q = Y V Lambda^-1/2 of H's eigenvectors
+            # (coefficients O(1), no cancellation) and the exactly dependent ones (right-hand sides consistent:
+            # K_G is linear in the load) are dropped
+            Y = _clamped_responses(data, loads)                                        # (n_dof, n_f)
+            lam, V = np.linalg.eigh(loads @ Y)
+            keep = lam > _DEPENDENT_LOADS * lam.max()
+            scale = 1.0 / np.sqrt(lam[keep])
+            Q = (Y @ V[:, keep]) * scale                                               # (n_dof, n_y)
+            C = -0.5 * scale[:, None, None] * np.einsum("fj,fkl->jkl", V[:, keep], KF)
+            columns += [Q, _turned_field(tr, Q)]
+            self.S2 = -0.5 * np.stack([KF[0], KF[1]], axis=-1)                          # (M L_a) . w2
+        Z = np.hstack(columns)                                                         # (n_dof, n_z)
+        self.G = Z.T @ (M @ Z)                                                         # (n_z, n_z)
+        n_w, n_y = 3 + n, C.shape[0]
+        n_z = Z.shape[1]
+        self.E0 = np.zeros((n_z, n_w))
+        self.E0[np.arange(n_w), np.arange(n_w)] = 1.0
+        self.E1 = np.zeros((n, n_z, n_w))
+        self.E2 = np.zeros((n, n, n_z, n_w))
+        self.E1[np.arange(n), n_w + np.arange(n), 2] = 1.0                             # omega q_k
+        y0 = n_w + n
+        self.E1[:, y0:y0 + n_y, 3:] = 2.0 * np.transpose(C, (1, 0, 2))                 # c_j' = 2 q^T C_j q'
+        self.E2[:, :, y0 + n_y:, 2] = np.transpose(C, (1, 2, 0))                        # omega c_j
+        #: E1, E2 flattened to (n_z n_w, n_m) and (n_z n_w, n_m^2) for the gradient's products
+        self.E1_flat_T = np.ascontiguousarray(self.E1.reshape(n, -1).T)
+        self.E2_flat_T = np.ascontiguousarray(self.E2.reshape(n * n, -1).T)
+
+
+def _turned_field(tr: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Jhat_t y (n_dof, k): the translations of nodal vectors y (n_dof, k) turned by +90 deg about e_z
+    (e_z x y_i), rotation rows zero."""
+    out = np.zeros_like(y)
+    out[tr[:, 0]], out[tr[:, 1]] = -y[tr[:, 1]], y[tr[:, 0]]
+    return out
+
+
+def _clamped_responses(data: ModalBodyData, loads: np.ndarray) -> np.ndarray:
+    """Static responses K^-1 f (n_dof, n_f) of the body's FE model clamped at the frame node."""
+    comp = data.component
+    dofs = comp.assembly.dofs
+    node = data.frame_node
+    at_frame = dofs.first[node] + np.arange(3 if dofs.has_rotations[node] else 2)
+    free = np.setdiff1d(np.arange(comp.n_dof), at_frame)
+    out = np.zeros((comp.n_dof, len(loads)))
+    out[free] = spla.splu(comp.K[free][:, free].tocsc()).solve(np.ascontiguousarray(loads[:, free].T))
+    return out
+
+
+class ModalBody(ElementGroup):
+    """A modal body (2D) on the frame node ``frame_node`` of the main model: one element with the
+    DOFs (u_x, u_y, theta, q_1 .. q_n) (module docstring). Its elastic force is K_e q; all its
+    inertia and weight are configuration-dependent (:meth:`configuration_mass`)."""
+
+    n_nodes = 1
+    has_rotations = True
+
+    def __init__(self, data: ModalBodyData, frame_node: int, stiffening: bool = True,
+                 name: str = "modal body") -> None:
+        what = f"modal body {name!r}"
+        if not isinstance(data, ModalBodyData):
+            raise ModelError(f"{what}: data must be a ModalBodyData (ModalBodyData.from_model), got "
+                             f"{type(data).__name__}")
+        if data.dim != 2:
+            raise ModelError(f"{what}: its data are {data.dim}D; modal bodies run in 2D for now (3D is a later step)")
+        if data.n_modes == 0:
+            raise ModelError(f"{what}: its data have no modes (n_modes = 0); use a rigid body instead")
+        if not isinstance(stiffening, (bool, np.bool_)):
+            raise ModelError(f"{what}: stiffening must be True or False, got {stiffening!r}")
+        if isinstance(frame_node, (bool, np.bool_)) or not isinstance(frame_node, numbers.Integral) or frame_node < 0:
+            raise ModelError(f"{what}: frame_node must be a node index (int >= 0), got {frame_node!r}")
+        m = data.mass[:2, :2]
+        if not np.allclose(m, m[0, 0] * np.eye(2), rtol=1e-10, atol=0.0) or not m[0, 0] > 0.0:
+            raise ModelError(f"{what}: its translational mass must be m I with m > 0 (a translation-invariant "
+                             f"FE mass), got {m.tolist()}")
+        self.n_internal_dofs = data.n_modes
+        super().__init__(np.array([[int(frame_node)]]), 2, name)
+        self.data = data
+        self.stiffening = bool(stiffening)
+        #: the body's velocity fields and their Gram matrix (computed once)
+        self.velocity_fields = BodyVelocityFields(data, self.stiffening)
+        modes = [f"q{k + 1}" for k in range(data.n_modes)]
+        self.output_units = {**{k: "kg^1/2 m" for k in modes}, **{"Q" + k[1:]: "N kg^-1/2" for k in modes}}
+
+    # ----------------------------------------------------------- elastic force
+    def _modal_force(self, u: np.ndarray) -> np.ndarray:
+        """K_e q (n_el, n_m)."""
+        return u[:, 3:] @ self.data.modal_stiffness.T
+
+    def _padded(self, modal: np.ndarray) -> np.ndarray:
+        """Element vectors (n_el, ndof) with zeros at the frame DOFs."""
+        out = np.zeros((modal.shape[0], self.ndof))
+        out[:, 3:] = modal
+        return out
+
+    def _stiffness(self, n_el: int, factor: float = 1.0) -> np.ndarray:
+        """blockdiag(0, factor K_e) (n_el, ndof, ndof)."""
+        K = np.zeros((n_el, self.ndof, self.ndof))
+        K[:, 3:, 3:] = factor * self.data.modal_stiffness
+        return K
+
+    def internal_force(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """(0, 0, 0, K_e q) (n_el, ndof)."""
+        return self._padded(self._modal_force(u))
+
+    def force_and_tangent(self, X: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return self.internal_force(X, u), self._stiffness(len(u))
+
+    def strain_energy(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """1/2 q^T K_e q (n_el,), J."""
+        return 0.5 * np.einsum("ek,ek->e", u[:, 3:], self._modal_force(u))
+
+    def mid_point_force(self, X: np.ndarray, u0: np.ndarray, u1: np.ndarray) -> np.ndarray:
+        """K_e (q0 + q1)/2: the exact discrete gradient of the quadratic strain energy."""
+        return self._padded(self._modal_force(0.5 * (u0 + u1)))
+
+    def mid_point_force_and_tangent(self, X: np.ndarray, u0: np.ndarray, u1: np.ndarray
+                                    ) -> tuple[np.ndarray, np.ndarray]:
+        return self.mid_point_force(X, u0, u1), self._stiffness(len(u1), 0.5)
+
+    # ----------------------------------------------------------- stresses, outputs
+    def generalized_stresses(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """The modal forces K_e q (n_el, n_m), N kg^-1/2."""
+        return self._modal_force(u)
+
+    def geometric_stiffness(self, X: np.ndarray, u: np.ndarray, stresses: np.ndarray) -> np.ndarray:
+        """Zero (n_el, ndof, ndof): the modal forces are linear in q, so no part of the tangent is
+        linear in them; the body's stiffening comes from its inertia and weight (configuration mass),
+        stiffening by interface forces is not built (linear buckling sees the body as linear)."""
+        return np.zeros((len(u), self.ndof, self.ndof))
+
+    def axial_strain(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """NaN (n_el,): a modal body has no single axial strain (its strains live in its FE mesh)."""
+        return np.full(len(u), np.nan)
+
+    def element_outputs(self, X: np.ndarray, u: np.ndarray) -> dict[str, np.ndarray]:
+        """The modal coordinates ``q1..`` (kg^1/2 m) and modal forces ``Q1..`` = K_e q (N kg^-1/2), (n_el,) each."""
+        Q = self._modal_force(u)
+        out = {f"q{k + 1}": u[:, 3 + k].copy() for k in range(self.data.n_modes)}
+        out.update({f"Q{k + 1}": Q[:, k] for k in range(self.data.n_modes)})
+        return out
+
+    # ---------------------------------------------------------------- inertia
+    def mass_matrix(self, X: np.ndarray) -> np.ndarray:
+        """Zeros (n_el, ndof, ndof): all the body's inertia depends on the configuration."""
+        return np.zeros((self.n_elements, self.ndof, self.ndof))
+
+    def configuration_mass(self, X: np.ndarray) -> FloatingFrameMass:
+        """The body's inertia and weight kernels; X (n_el, 1, 2) the frame node's reference position."""
+        return FloatingFrameMass(self.velocity_fields, X)
+
+    # ---------------------------------------------------------- mesh recovery
+    def deformed_positions(self, X: np.ndarray, u_e: np.ndarray) -> np.ndarray:
+        """Positions (n_fe_nodes, 2), m, of the body's FE nodes, r + A(theta) (X_i + Phi_i q), from the
+        frame node's reference position X (2,) and the element DOF vector u_e (ndof,). The
+        second-order displacement field of the stiffening is not added (it is known only through its
+        projections on the unit loads)."""
+        u_e = np.asarray(u_e, dtype=float)
+        data = self.data
+        tr = data.component.assembly.dofs.translations()                               # (n_fe_nodes, 2)
+        local = data.positions[:, :2] + (data.basis @ u_e[3:])[tr]                     # (n_fe_nodes, 2)
+        c, s = np.cos(u_e[2]), np.sin(u_e[2])
+        return np.asarray(X, dtype=float) + u_e[:2] + local @ np.array([[c, s], [-s, c]])
+
+    def node_rotations(self, u_e: np.ndarray) -> np.ndarray:
+        """Rotations (n_fe_nodes,), rad, of the body's FE nodes: theta plus the modal rotation at the
+        nodes that have a rotation DOF, theta at the others."""
+        u_e = np.asarray(u_e, dtype=float)
+        dofs = self.data.component.assembly.dofs
+        out = np.full(len(dofs.first), u_e[2])
+        nodes = np.flatnonzero(dofs.has_rotations)
+        out[nodes] += (self.data.basis @ u_e[3:])[dofs.first[nodes] + 2]
+        return out
