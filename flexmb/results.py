@@ -279,6 +279,8 @@ class Result:
         self.cutbacks = 0
         self.newton_logs: list[NewtonLog] = []
         self._file = None
+        #: (path, status) of the file this result last wrote and closed, for the repr
+        self._closed_file: tuple[str, str] | None = None
 
     # ------------------------------------------------------------- series
     def __getattr__(self, name: str) -> np.ndarray:
@@ -368,6 +370,7 @@ class Result:
         if self._file is not None:
             writer, self._file = self._file, None
             writer.close(status)
+            self._closed_file = (str(writer.path), status)
 
     def _to_file(self, write: Callable[..., None], *args: Any) -> None:
         """Call a writer method; a write that failed has closed the file, so detach it."""
@@ -450,9 +453,15 @@ class Result:
                    zip(self.layout.groups if self.layout is not None else [], self.elements) if store]
         if outputs:
             lines.append(f"  element outputs: {'; '.join(outputs)}")
-        status = self.meta.get("status", "writing to a file" if self._file is not None else "in memory")
-        where = f", file {self.meta['file']}" if "file" in self.meta else ""
-        lines.append(f"  status: {status}{where}; {self.cutbacks} cut-back(s), {len(self.events)} event(s)"
+        if self._file is not None:
+            status = f"running, writing to {self._file.path}"
+        elif self._closed_file is not None:
+            status = f"{self._closed_file[1]}, written to {self._closed_file[0]}"
+        elif "status" in self.meta:
+            status = f"{self.meta['status']}, read from {self.meta.get('file', 'a file')}"
+        else:
+            status = "in memory"
+        lines.append(f"  status: {status}; {self.cutbacks} cut-back(s), {len(self.events)} event(s)"
                      + (f", last: {self.events[-1].kind}: {self.events[-1].message[:80]}" if self.events else ""))
         return "\n".join(lines)
 

@@ -157,3 +157,17 @@ def test_joint_rate_row_equals_the_drive_rate(dim):
     assert np.allclose(u_f, u, atol=1e-12)
     assert np.allclose(v_f, v, atol=1e-8 * np.abs(v).max()), np.abs(v_f - v).max()
     assert velocity_residual(asm_free, u_f, v_f) < 1e-12 * np.abs(v).max()
+
+
+def test_joint_rate_hold_needs_a_revolute_or_prismatic_joint_between_rotating_sides():
+    m = fm.Model(dim=3)
+    body = m.add_rigid_body([0.2, 0.0, 0.0], 1.0, [0.01, 0.01, 0.01], name="bob")
+    m.add_joint("spherical", None, body, at=[0.0, 0.0, 0.0], name="ball")
+    with pytest.raises(fm.ModelError, match=r"hold\[joint 'ball'\].*needs a revolute .*this one is spherical"):
+        fm.consistent_initial_state(fm.Assembly(m), hold={"ball": 1.0})
+    m = fm.Model(dim=2)
+    a, b = m.add_nodes([[0.0, 0.0], [1.0, 0.0]])
+    m.add_truss([[a, b]], EA=1e6, rho_A=1.0)
+    m.add_joint("revolute", None, a, name="pin")
+    with pytest.raises(fm.ModelError, match=r"hold\[joint 'pin'\]: node 0 of the joint has no rotation DOFs"):
+        fm.consistent_initial_state(fm.Assembly(m), hold={"pin": 1.0})

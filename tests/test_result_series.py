@@ -24,7 +24,7 @@ def pulsed_oscillator():
     return fm.Assembly(m), b
 
 
-def test_series_are_read_only_arrays_and_repr_says_what_is_in_it():
+def test_series_are_read_only_arrays_and_repr_says_what_is_in_it(tmp_path):
     asm, node = pulsed_oscillator()
     h = fm.integrate(asm, dt=0.01, t_end=0.2, progress=False)
     assert isinstance(h.t, np.ndarray) and h.t.shape == (21,)
@@ -37,6 +37,9 @@ def test_series_are_read_only_arrays_and_repr_says_what_is_in_it():
                  "springs (Truss, 2 el.)", "series: t, u, v, a", "element outputs: springs: N", "status: in memory",
                  "0 cut-back(s)"):
         assert part in text, f"{part!r} not in\n{text}"
+    saved = fm.integrate(asm, dt=0.01, t_end=0.05, progress=False, save_to=tmp_path / "run.h5")
+    assert f"status: finished, written to {tmp_path / 'run.h5'}" in repr(saved), repr(saved)
+    assert f"status: finished, read from {tmp_path / 'run.h5'}" in repr(fm.load_result(tmp_path / "run.h5"))
     path = fm.load_control(asm, 4, progress=False)
     assert path.load_factors.shape == (4,) and path.u.shape == (4, asm.n_dof)
     text = repr(path)
