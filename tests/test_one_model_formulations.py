@@ -104,7 +104,7 @@ def test_four_bar_same_motion_and_reactions_in_three_formulations():
 
 
 def test_what_the_taylor_formulation_cannot_take_is_refused_by_name():
-    model, bodies = four_bar()
+    model, _ = four_bar()
     model.add_nodes([[0.0, 1.0], [1.0, 1.0]])
     model.add_truss([[3, 4]], EA=1.0, name="tie")
     with pytest.raises(fm.ModelError, match=r"element groups 'tie' \(Truss\) are flexible parts"):

@@ -25,7 +25,7 @@ def pulsed_oscillator():
 
 
 def test_series_are_read_only_arrays_and_repr_says_what_is_in_it(tmp_path):
-    asm, node = pulsed_oscillator()
+    asm, _ = pulsed_oscillator()
     h = fm.integrate(asm, dt=0.01, t_end=0.2, progress=False)
     assert isinstance(h.t, np.ndarray) and h.t.shape == (21,)
     assert isinstance(h.u, np.ndarray) and h.u.shape == (21, asm.n_dof)
@@ -49,7 +49,7 @@ def test_series_are_read_only_arrays_and_repr_says_what_is_in_it(tmp_path):
 def test_energy_error_since_the_end_of_a_load_phase():
     """Measured from the end of the pulse, relative to the kinetic energy there; the mid-point
     scheme conserves K + V - W to round-off (the pulse's work included)."""
-    asm, node = pulsed_oscillator()
+    asm, _ = pulsed_oscillator()
     h = fm.integrate(asm, dt=0.005, t_end=0.5, progress=False)
     after = h.energy_error(since=PULSE_END)
     k = int(np.flatnonzero(np.isclose(h.t, PULSE_END))[0])
@@ -117,7 +117,7 @@ def test_static_path_at_a_load_factor():
 def test_static_path_passing_a_load_factor_twice():
     """A path whose load factor goes up and down (as arc length past a limit point): each
     passage can be read."""
-    asm, _, path = cantilever_path([0.2, 0.4, 0.3])
+    _, _, path = cantilever_path([0.2, 0.4, 0.3])
     with pytest.warns(fm.FlexmbWarning):
         first = path.at(0.35)
     with pytest.warns(fm.FlexmbWarning):

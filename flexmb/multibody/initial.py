@@ -87,8 +87,8 @@ def check_initial_state(asm, u0: np.ndarray, v0: np.ndarray, t0: float) -> None:
 #: what ``hold`` of :func:`consistent_initial_state` takes
 HOLD_FORMS = ("(node, dof) or (RigidBody, dof): the velocity of that DOF (m/s, rad/s)",
               "RigidBody: all its DOF velocities in DOF order (2D ux uy rz, 3D ux uy uz rx ry rz)",
-              "Joint or its name: a revolute joint's relative angle rate (rad/s) or a prismatic "
-              "joint's slide rate (m/s), the rates of the quantities a drive of that joint prescribes")
+              ("Joint or its name: a revolute joint's relative angle rate (rad/s) or a prismatic "
+               "joint's slide rate (m/s), the rates of the quantities a drive of that joint prescribes"))
 
 
 def consistent_initial_state(asm, u0: np.ndarray | None = None, v0: np.ndarray | None = None,
@@ -128,7 +128,7 @@ def consistent_initial_state(asm, u0: np.ndarray | None = None, v0: np.ndarray |
     n = asm.n_dof
     u = np.zeros(n) if u0 is None else np.array(u0, dtype=float)
     v = np.zeros(n) if v0 is None else np.array(v0, dtype=float)
-    presc, free = asm.dofs.prescribed, asm.dofs.free
+    presc = asm.dofs.prescribed
     u[presc] = asm.prescribed_values(t0)
     v[presc] = asm.prescribed_velocities(t0)
     if cs is not None:
