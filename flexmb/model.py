@@ -25,13 +25,12 @@ the load, prescribed DOF or joint and the time or load factor.
 """
 from __future__ import annotations
 
-import inspect
 from dataclasses import dataclass, field
 from typing import Callable, Sequence, Union
 
 import numpy as np
 
-from flexmb.checks import (CheckedFunction, ModelError, check_keywords, evaluate_scalar, evaluate_vector,
+from flexmb.checks import (CheckedFunction, ModelError, evaluate_scalar, evaluate_vector,
                            float_array, is_real, keywords_listed, node_index, one_argument_function, real,
                            real_array)
 from flexmb.elements.base import ElementGroup
@@ -47,9 +46,6 @@ Vector = Union[Sequence[float], Callable[[float], Sequence[float]]]
 
 TRANSLATION_NAMES = {2: ("ux", "uy"), 3: ("ux", "uy", "uz")}
 ROTATION_NAMES = {2: ("rz",), 3: ("rx", "ry", "rz")}
-
-#: the keywords of add_beam3d after the four stiffnesses (those of :class:`Beam3D`)
-_BEAM3D_KEYWORDS = tuple(inspect.signature(Beam3D.__init__).parameters)[6:]
 
 
 @dataclass
@@ -136,7 +132,39 @@ class NodalVectorLoad:
 
 @dataclass
 class Model:
-    """A finite element / multibody model in ``dim`` = 2 or 3 space dimensions."""
+    """A finite element / multibody model in ``dim`` = 2 or 3 space dimensions (SI units).
+
+    The modelling vocabulary (each method's help lists its parameters with units; a number
+    where an array is allowed means the same value for every element, node or axis):
+
+    Nodes
+        :meth:`add_node`, :meth:`add_nodes` (positions in m; 2D ``ux uy`` (+ ``rz``), 3D
+        ``ux uy uz`` (+ ``rx ry rz``) on nodes of beams, shells and bodies)
+    Elements (co-rotational, one group per call, properties per element or one for all)
+        :meth:`add_truss`, :meth:`add_beam2d`, :meth:`add_beam3d`, :meth:`add_shell`,
+        :meth:`add_group` (a group built by hand)
+    Supports and prescribed motion
+        :meth:`fix` (all or some DOFs of a node), :meth:`prescribe` (a DOF's value, constant
+        or f(t))
+    Masses
+        :meth:`add_point_mass` (mass and rotary inertia at a node); element masses come with
+        ``rho_A``, ``rho_I``, ``rho``
+    Loads (numbers, or functions of t in dynamics / of the load factor in statics)
+        :meth:`add_load` (a nodal force or moment on one DOF), :meth:`add_follower_force`,
+        :meth:`add_follower_moment`, :meth:`add_semi_tangential_moment` (3D),
+        :meth:`add_pressure` (shells), :meth:`add_edge_load`
+    Rigid bodies and joints
+        :meth:`add_rigid_body`, :meth:`add_joint` (revolute, spherical, universal,
+        cylindrical, prismatic, fixed, point-on-line; optionally driven), :meth:`attach`
+        (an FE node welded or pinned to a body)
+    Gravity
+        :meth:`set_gravity`
+
+    Then ``fm.Assembly(model)`` numbers the DOFs, and the analyses take the model or its
+    assembly: ``fm.integrate`` (dynamics; ``fm.consistent_initial_state`` for initial
+    velocities), ``fm.load_control``, ``fm.arc_length`` (statics), ``fm.linear_buckling``,
+    ``fm.natural_modes``, ``fm.linearize``.
+    """
 
     dim: int = 2
     coordinates: np.ndarray = field(init=False)
@@ -168,7 +196,7 @@ class Model:
 
     @keywords_listed
     def add_node(self, position: Sequence[float]) -> int:
-        """Add one node at ``position`` (dim,) in m; returns its index."""
+        """Add one node at ``position`` (dim,) in m; returns its index (int)."""
         what = f"add_node: the position of node {self.n_nodes}"
         p = float_array(position, what)
         if p.shape != (self.dim,):
@@ -178,7 +206,7 @@ class Model:
 
     @keywords_listed
     def add_nodes(self, positions: np.ndarray) -> np.ndarray:
-        """Add nodes at ``positions`` (n, dim) in m; returns their indices (n,)."""
+        """Add nodes at ``positions`` (n, dim) in m (one row per node); returns their indices (n,)."""
         positions = float_array(positions, "add_nodes: the node positions")
         if positions.ndim == 1:
             positions = positions[None, :]
@@ -215,7 +243,9 @@ class Model:
     # --------------------------------------------------------------- elements
     @keywords_listed
     def add_group(self, group: ElementGroup) -> ElementGroup:
-        """Add an element group; its connectivity must refer to existing nodes, each element once."""
+        """Add an element ``group`` built by hand (a :class:`~flexmb.elements.truss.Truss`,
+        Beam2D, Beam3D or Shell3); its connectivity must refer to existing nodes, each element
+        once. The ``add_truss`` ... ``add_shell`` methods build and add one."""
         if not isinstance(group, ElementGroup):
             raise ModelError("add_group needs an element group (Truss, Beam2D, Beam3D, Shell3), got "
                              f"{type(group).__name__}")
@@ -246,32 +276,77 @@ class Model:
     @keywords_listed
     def add_truss(self, connectivity: np.ndarray, EA: float | np.ndarray, rho_A: float | np.ndarray = 0.0,
                   mass: str = "lumped", name: str = "truss") -> Truss:
-        """Add co-rotational bars (n_el, 2): EA in N, rho_A in kg/m."""
+        """Add a group of co-rotational bars (:class:`~flexmb.elements.truss.Truss`); returns it.
+
+        Parameters
+        ----------
+        connectivity : (n_el, 2) node indices of each bar.
+        EA : axial stiffness (N), a number or one per element (n_el,).
+        rho_A : mass per length (kg/m), a number or one per element; default 0 (massless).
+        mass : ``"lumped"`` (default) or ``"consistent"``.
+        name : the group's name (results and pictures use it), default ``"truss"``.
+        """
         return self.add_group(Truss(connectivity, self.dim, EA, rho_A, mass, name))
 
     @keywords_listed
     def add_beam2d(self, connectivity: np.ndarray, EA: float | np.ndarray, EI: float | np.ndarray,
                    rho_A: float | np.ndarray = 0.0, rho_I: float | np.ndarray = 0.0,
                    mass: str = "lumped", name: str = "beam2d", second_order: bool = False) -> Beam2D:
-        """Add planar co-rotational beams (n_el, 2): EA in N, EI in N m^2, rho_A in kg/m, rho_I in kg m;
-        ``mass`` ``"lumped"``, ``"consistent"`` or ``"cubic"``, ``second_order`` the bowing term
-        (see :class:`~flexmb.elements.beam2d.Beam2D`)."""
+        """Add a group of planar co-rotational beams (:class:`~flexmb.elements.beam2d.Beam2D`,
+        2D models); returns it.
+
+        Parameters
+        ----------
+        connectivity : (n_el, 2) node indices of each beam.
+        EA : axial stiffness (N), a number or one per element (n_el,).
+        EI : bending stiffness (N m^2), a number or one per element.
+        rho_A : mass per length (kg/m), a number or one per element; default 0.
+        rho_I : rotary inertia per length (kg m), a number or one per element; default 0.
+        mass : ``"lumped"`` (default), ``"consistent"`` or ``"cubic"`` (Hermitian, Meijaard's
+            element: accurate with few elements per member).
+        name : the group's name, default ``"beam2d"``.
+        second_order : include the bowing (second-order) term of the axial strain; default False.
+        """
         if self.dim != 2:
             raise ModelError(f"add_beam2d needs a 2D model, this one is {self.dim}D")
         return self.add_group(Beam2D(connectivity, EA, EI, rho_A, rho_I, mass, name, second_order))
 
+    @keywords_listed
     def add_beam3d(self, connectivity: np.ndarray, EA: float | np.ndarray, GJ: float | np.ndarray,
-                   EI_y: float | np.ndarray, EI_z: float | np.ndarray, **section) -> Beam3D:
-        """Add spatial co-rotational beams (n_el, 2); see :class:`~flexmb.elements.beam3d.Beam3D`.
+                   EI_y: float | np.ndarray, EI_z: float | np.ndarray,
+                   GA_ky: float | np.ndarray = np.inf, GA_kz: float | np.ndarray = np.inf,
+                   rho_A: float | np.ndarray = 0.0, rho_I: Sequence[float] | np.ndarray = (0.0, 0.0, 0.0),
+                   y_axis: Sequence[float] | np.ndarray | None = None, second_order: bool = True,
+                   mass: str = "lumped", name: str = "beam3d") -> Beam3D:
+        """Add a group of spatial co-rotational beams (:class:`~flexmb.elements.beam3d.Beam3D`,
+        Meijaard's generalized strains; 3D models); returns it.
 
-        EA in N, GJ, EI_y, EI_z in N m^2; keywords ``GA_ky, GA_kz`` (N), ``rho_A`` (kg/m),
-        ``rho_I`` (3,) (kg m), ``y_axis``, ``second_order``, ``mass``, ``name``.
+        Parameters
+        ----------
+        connectivity : (n_el, 2) node indices p, q of each beam.
+        EA : axial stiffness (N), a number or one per element (n_el,).
+        GJ : torsional stiffness (N m^2), a number or one per element.
+        EI_y, EI_z : bending stiffness about the section's y and z axes (N m^2), each a number or
+            one per element.
+        GA_ky, GA_kz : shear stiffness in y and z (N), a number or one per element; default
+            infinite (no shear deformation).
+        rho_A : mass per length (kg/m), a number or one per element; default 0.
+        rho_I : section mass moments of inertia per length about its x (polar), y and z axes
+            (kg m): three numbers (3,) for all elements or one row per element (n_el, 3);
+            default zero.
+        y_axis : direction of the section's y axis, (3,) for all elements or (n_el, 3),
+            projected normal to each element; default ``e_z x e_x`` normalised (the global y
+            axis for elements along z).
+        second_order : include the second-order terms of the generalized strains; default True.
+        mass : ``"lumped"`` (default) or ``"consistent"`` translational mass, or ``"cubic"``
+            (Hermitian; linear analyses about the reference state only).
+        name : the group's name, default ``"beam3d"``.
         """
-        if any(k not in _BEAM3D_KEYWORDS for k in section):
-            check_keywords(section, ("connectivity", "EA", "GJ", "EI_y", "EI_z") + _BEAM3D_KEYWORDS, "add_beam3d")
         if self.dim != 3:
             raise ModelError(f"add_beam3d needs a 3D model, this one is {self.dim}D")
-        group = self.add_group(Beam3D(connectivity, EA, GJ, EI_y, EI_z, **section))
+        group = self.add_group(Beam3D(connectivity, EA, GJ, EI_y, EI_z, GA_ky=GA_ky, GA_kz=GA_kz, rho_A=rho_A,
+                                      rho_I=rho_I, y_axis=y_axis, second_order=second_order, mass=mass,
+                                      name=name))
         try:
             group.section_frames(self.coordinates[group.connectivity])
         except ValueError as exc:
@@ -283,11 +358,21 @@ class Model:
     def add_shell(self, connectivity: np.ndarray, E: float | np.ndarray, nu: float | np.ndarray,
                   thickness: float | np.ndarray, rho: float | np.ndarray = 0.0, membrane: str = "opt",
                   mass: str = "lumped", name: str | None = None) -> Shell3:
-        """Add co-rotational flat triangular shells (n_el, 3) (3D models); see
-        :class:`~flexmb.elements.shell3.Shell3`.
+        """Add a group of co-rotational flat triangular shells
+        (:class:`~flexmb.elements.shell3.Shell3`, 3D models); returns it.
 
-        E in Pa, nu (-), thickness in m, rho in kg/m^3, each a scalar or one value per element;
-        ``membrane`` ``"opt"`` or ``"cst"``, ``mass`` ``"lumped"`` or ``"consistent"``. The nodes
+        Parameters
+        ----------
+        connectivity : (n_el, 3) node indices of each triangle.
+        E : Young's modulus (Pa), a number or one per element (n_el,).
+        nu : Poisson's ratio (-), a number or one per element.
+        thickness : thickness (m), a number or one per element.
+        rho : density (kg/m^3), a number or one per element; default 0.
+        membrane : ``"opt"`` (default, optimal membrane triangle) or ``"cst"`` (constant strain).
+        mass : ``"lumped"`` (default) or ``"consistent"``.
+        name : the group's name, default ``"shell"``.
+
+        The nodes
         of each triangle in counter-clockwise order about the side the shell's normal E3 points
         to (the generators of :mod:`flexmb.io.shell_mesh` give them so). Shell nodes carry
         ``ux uy uz rx ry rz`` like the nodes of 3D beams, so beams and shells can share nodes.
@@ -301,8 +386,9 @@ class Model:
     # ------------------------------------------------------- supports/motion
     @keywords_listed
     def fix(self, node: int, dofs: Sequence[str] | str = "all") -> None:
-        """Fix DOFs of ``node``: ``"all"`` (translations and, if the node ends up carrying
-        rotations, rotations too), one name such as ``"uy"``, or a list of names."""
+        """Fix (clamp) DOFs of ``node`` (a node index) at zero: ``dofs`` ``"all"`` (default:
+        translations and, if the node ends up carrying rotations, rotations too), one DOF name
+        such as ``"uy"``, or a list of names."""
         node = self._check_node(node, "fix")
         if isinstance(dofs, str) and dofs == "all":
             self.clamped.add(node)
@@ -313,7 +399,9 @@ class Model:
 
     @keywords_listed
     def prescribe(self, node: int, dof: str, value: Value) -> None:
-        """Prescribe the displacement (m) or rotation (rad) of one DOF; ``value`` may be f(t)."""
+        """Prescribe DOF ``dof`` (e.g. ``"ux"``) of ``node``: its displacement (m) or rotation
+        (rad) ``value``, a number or f(t) (f(lam) in statics); non-zero values are planar or
+        translational only (3D rotations can only be fixed)."""
         node = self._check_node(node, "prescribe")
         dof = self._check_dof(dof, f"prescribe node {node}")
         self.prescribed[(node, dof)] = NodalValue(node, dof, self._value(value, f"prescribe: node {node} {dof}"),
@@ -323,7 +411,8 @@ class Model:
     # ------------------------------------------------------- masses and loads
     @keywords_listed
     def add_point_mass(self, node: int, mass: float, inertia: float = 0.0) -> None:
-        """Add a point mass (kg) and, on nodes with rotations, a rotary inertia (kg m^2)."""
+        """Add a point ``mass`` (kg) at ``node`` and, on nodes with rotations, a rotary
+        ``inertia`` (kg m^2; 3D: the same about every axis); default 0."""
         node = self._check_node(node, "add_point_mass")
         mass = real(mass, f"add_point_mass at node {node}: mass (kg)", low=0.0)
         inertia = real(inertia, f"add_point_mass at node {node}: inertia (kg m^2)", low=0.0)
@@ -332,7 +421,9 @@ class Model:
 
     @keywords_listed
     def add_load(self, node: int, dof: str, value: Value) -> None:
-        """Add a nodal force (N) or moment (N m) on one DOF; ``value`` may be f(t)."""
+        """Add a nodal force (N) or moment (N m) ``value`` on DOF ``dof`` (e.g. ``"uy"``,
+        ``"rz"``) of ``node``, in global axes: a number (constant in dynamics, scaled by the load
+        factor in statics) or a function f(t) (f(lam) in statics)."""
         node = self._check_node(node, "add_load")
         dof = self._check_dof(dof, f"add_load node {node}")
         self.loads.append(NodalValue(node, dof, self._value(value, f"add_load: load on node {node} {dof}")))
@@ -340,17 +431,20 @@ class Model:
 
     @keywords_listed
     def add_follower_force(self, node: int, force: Vector) -> None:
-        """Force (N) given in the node's reference orientation that turns with the node (3D)."""
+        """Add a ``force`` (3,) in N on ``node`` (3D, a node with rotations), given in the node's
+        reference orientation and turning with the node; three numbers or f(t) returning them."""
         self._add_vector_load(node, "follower-force", force)
 
     @keywords_listed
     def add_follower_moment(self, node: int, moment: Vector) -> None:
-        """Moment (N m) given in the node's reference orientation that turns with the node (3D)."""
+        """Add a ``moment`` (3,) in N m on ``node`` (3D, a node with rotations), given in the node's
+        reference orientation and turning with the node; three numbers or f(t) returning them."""
         self._add_vector_load(node, "follower-moment", moment)
 
     @keywords_listed
     def add_semi_tangential_moment(self, node: int, moment: Vector) -> None:
-        """Conservative semi-tangential end moment (N m), as in Meijaard's shaft buckling (3D)."""
+        """Add a conservative semi-tangential ``moment`` (3,) in N m on ``node`` (3D), as in
+        Meijaard's shaft buckling; three numbers or f(t) returning them."""
         self._add_vector_load(node, "semi-tangential-moment", moment)
 
     @keywords_listed
@@ -461,9 +555,11 @@ class Model:
     @keywords_listed
     def add_rigid_body(self, position: Sequence[float], mass: float, inertia: float | Sequence,
                        name: str | None = None) -> RigidBody:
-        """Add a rigid body with its centre of mass at ``position`` (m): mass (kg) and inertia
-        about the centre of mass, 2D J_z (kg m^2), 3D the tensor (3, 3) (or its diagonal (3,)) in
-        the reference orientation. Its node carries translations and rotations.
+        """Add a rigid body with its centre of mass at ``position`` (dim,) in m, ``mass`` (kg)
+        and ``inertia`` about the centre of mass: 2D J_z (kg m^2), 3D the tensor (3, 3) (or its
+        diagonal (3,)) in the reference orientation; ``name`` for messages and joints (default
+        ``"body k"``). Its node carries translations and rotations; returns the
+        :class:`~flexmb.multibody.joints.RigidBody` (``body.node`` is its node).
 
         The inertia must be one a body can have: symmetric, principal moments non-negative and
         each at most the sum of the other two (J1 <= J2 + J3, the triangle inequality)."""
@@ -536,7 +632,9 @@ class Model:
         cylindrical, prismatic, point-on-line: the line); ``x_axis``: x_j (universal: a's cross
         axis; 2D: the direction of a prismatic or point-on-line joint's line). ``drive``: f(t)
         for a revolute (relative angle, rad) or prismatic (relative displacement, m) joint,
-        relative to the reference configuration.
+        relative to the reference configuration. ``name`` for messages, results
+        (``history.joint_reaction(name)``) and initial conditions (default ``"kind k"``).
+        Returns the :class:`~flexmb.multibody.joints.Joint`.
         """
         name = name or f"{kind} {len(self.joints)}"
         what = f"joint {name!r}"
@@ -575,8 +673,9 @@ class Model:
 
     @keywords_listed
     def attach(self, node: int, body: int | RigidBody, name: str | None = None) -> Joint:
-        """Fix an FE node to a body (or another node) where it is: welded if the node carries
-        rotations (a beam node), pinned otherwise."""
+        """Fix the FE ``node`` to ``body`` (a RigidBody or another node) where it is: welded if
+        the node carries rotations (a beam node), pinned otherwise; ``name`` of the joint this
+        makes (default ``"attach node k"``)."""
         node = self._check_node(node, "attach")
         return self.add_joint("attach", body, node, at=self.coordinates[node], name=name or f"attach node {node}")
 
@@ -627,7 +726,7 @@ class Model:
 
     @keywords_listed
     def set_gravity(self, acceleration: Sequence[float]) -> None:
-        """Uniform gravitational acceleration (m/s^2), e.g. ``[0, -9.81]``."""
+        """Set the uniform gravitational ``acceleration`` (dim,) in m/s^2, e.g. ``[0, -9.81]``."""
         g = float_array(acceleration, "gravity (m/s^2)")
         if g.shape != (self.dim,):
             raise ModelError(f"gravity must have {self.dim} components, got {g.tolist()}")

@@ -5,8 +5,10 @@ Every analysis returns a :class:`Result`: :class:`TimeHistory` (dynamics, steps 
 natural modes, one "step" per mode). A result holds, per output step, the DOF vector ``u``
 (n_dof,), the support reactions, and per element group the element outputs of
 :meth:`~flexmb.elements.base.ElementGroup.element_outputs` (section forces and strains), plus
-the series of its kind (velocities and energies in dynamics). Histories are plain lists (one
-entry per step); :meth:`Result.arrays` stacks them. The :class:`ModelLayout` (nodes, DOF
+the series of its kind (velocities and energies in dynamics). Each series reads as a numpy
+array with one row per output step (``history.u`` (n_steps, n_dof), ``history.kinetic``
+(n_steps,)), stacked on first use after a step is recorded and read-only (copy it to change
+it); :meth:`Result.arrays` gives them all. The :class:`ModelLayout` (nodes, DOF
 numbering, element connectivity, section shapes) travels with the result, so a saved result can
 be plotted, rendered and exported without the script that made it.
 
@@ -256,7 +258,8 @@ class ResultFileError(OSError):
 
 
 class Result:
-    """Base of all results: per-step lists named in ``SERIES``, element outputs and a run log."""
+    """Base of all results: per-step series named in ``SERIES`` (numpy arrays, one row per
+    output step), element outputs and a run log."""
 
     kind = "result"
     #: name of the step parameter series (time, load factor, ...)
@@ -267,8 +270,10 @@ class Result:
     def __init__(self, layout: ModelLayout | None = None, **meta: Any) -> None:
         self.layout = layout
         self.meta: dict[str, Any] = dict(meta)
-        for name in self.SERIES:
-            setattr(self, name, [])
+        # each series is recorded into a list (cheap appends while a run goes on) and read as
+        # one array, stacked once per change (see __getattr__)
+        self._series: dict[str, list] = {name: [] for name in self.SERIES}
+        self._stacked: dict[str, np.ndarray] = {}
         #: per group: output name -> list of (n_el,) arrays ((n_el, k) for vector outputs)
         self.elements: list[dict[str, list[np.ndarray]]] = [
             {name: [] for name in g.outputs} for g in layout.groups] if layout is not None else []
@@ -276,21 +281,45 @@ class Result:
         self.cutbacks = 0
         self.newton_logs: list[NewtonLog] = []
         self._file = None
+        #: (path, status) of the file this result last wrote and closed, for the repr
+        self._closed_file: tuple[str, str] | None = None
+
+    # ------------------------------------------------------------- series
+    def __getattr__(self, name: str) -> np.ndarray:
+        """A series (see ``SERIES``) as an array (n_steps, ...), read-only."""
+        series = self.__dict__.get("_series")
+        if series is None or name not in series:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        stacked = self._stacked.get(name)
+        if stacked is None:
+            stacked = np.array(series[name]) if series[name] else np.zeros(0)
+            stacked.setflags(write=False)
+            self._stacked[name] = stacked
+        return stacked
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        series = self.__dict__.get("_series")
+        if series is not None and name in series:            # a whole series replaced (file reader)
+            series[name] = list(value)
+            self._stacked.pop(name, None)
+        else:
+            super().__setattr__(name, value)
 
     # ------------------------------------------------------------ recording
     def _append(self, values: dict[str, Any], element_outputs: list[dict[str, np.ndarray]] | None) -> None:
         for name in self.SERIES:
             v = values[name]
-            getattr(self, name).append(v.copy() if isinstance(v, np.ndarray) else v)
+            self._series[name].append(v.copy() if isinstance(v, np.ndarray) else v)
+            self._stacked.pop(name, None)
         if element_outputs is not None and self.layout is not None:
             for store, out in zip(self.elements, element_outputs):
                 for name, lst in store.items():
                     lst.append(np.asarray(out[name], dtype=float))
         if self._file is not None:
-            self._to_file(self._file.append, self._step_record(len(getattr(self, self.SERIES[0])) - 1))
+            self._to_file(self._file.append, self._step_record(self.n_steps - 1))
 
     def _step_record(self, k: int) -> dict[str, np.ndarray]:
-        rec = {name: np.asarray(getattr(self, name)[k], dtype=float) for name in self.SERIES}
+        rec = {name: np.asarray(self._series[name][k], dtype=float) for name in self.SERIES}
         for gi, store in enumerate(self.elements):
             for name, lst in store.items():
                 if len(lst) > k:
@@ -343,6 +372,7 @@ class Result:
         if self._file is not None:
             writer, self._file = self._file, None
             writer.close(status)
+            self._closed_file = (str(writer.path), status)
 
     def _to_file(self, write: Callable[..., None], *args: Any) -> None:
         """Call a writer method; a write that failed has closed the file, so detach it."""
@@ -400,16 +430,48 @@ class Result:
     # ------------------------------------------------------------ accessors
     @property
     def n_steps(self) -> int:
-        return len(getattr(self, self.SERIES[0]))
+        return len(self._series[self.SERIES[0]])
 
     @property
     def parameter(self) -> np.ndarray:
         """(n_steps,) the step parameter (time in s, load factor, ...)."""
-        return np.array(getattr(self, self.SERIES[0]), dtype=float)
+        return np.array(self._series[self.SERIES[0]], dtype=float)
 
     def arrays(self) -> dict[str, np.ndarray]:
-        """Every per-step series stacked, (n_steps, ...)."""
+        """Every per-step series stacked, (n_steps, ...) (copies)."""
         return {name: np.array(getattr(self, name)) for name in self.SERIES}
+
+    def __repr__(self) -> str:
+        """What is in it: kind, steps and their range, model size, series, run status."""
+        lines = [f"{type(self).__name__}: {self._summary()}"]
+        if self.layout is not None:
+            layout = self.layout
+            groups = ", ".join(f"{g.name} ({g.kind}, {g.n_elements} el.)" for g in layout.groups) or "none"
+            lines.append(f"  model: {layout.dim}D, {layout.n_nodes} nodes, {layout.n_dof} DOFs; groups: {groups}"
+                         + (f"; joints: {', '.join(layout.joints)}" if layout.joints else ""))
+        present = [name for name in self.SERIES if any(np.size(x) for x in self._series[name])]
+        lines.append(f"  series: {', '.join(present) or 'none'}")
+        outputs = [f"{g.name}: {', '.join(store)}" for g, store in
+                   zip(self.layout.groups if self.layout is not None else [], self.elements) if store]
+        if outputs:
+            lines.append(f"  element outputs: {'; '.join(outputs)}")
+        if self._file is not None:
+            status = f"running, writing to {self._file.path}"
+        elif self._closed_file is not None:
+            status = f"{self._closed_file[1]}, written to {self._closed_file[0]}"
+        elif "status" in self.meta:
+            status = f"{self.meta['status']}, read from {self.meta.get('file', 'a file')}"
+        else:
+            status = "in memory"
+        lines.append(f"  status: {status}; {self.cutbacks} cut-back(s), {len(self.events)} event(s)"
+                     + (f", last: {self.events[-1].kind}: {self.events[-1].message[:80]}" if self.events else ""))
+        return "\n".join(lines)
+
+    def _summary(self) -> str:
+        """The first line of the repr: the steps and their range."""
+        p = self.parameter
+        span = f", {self.parameter_name} = {p[0]:.6g} .. {p[-1]:.6g}" if p.size else ""
+        return f"{self.n_steps} step(s){span}"
 
     def _layout(self) -> ModelLayout:
         if self.layout is None:
@@ -503,7 +565,7 @@ class Result:
 class TimeHistory(Result):
     """Response at the output times of a time integration.
 
-    Series (lists, one entry per output step): ``t`` (s), ``u``, ``v`` and ``a`` (n_dof,; ``a`` is
+    Series (arrays, one row per output step): ``t`` (s), ``u``, ``v`` and ``a`` (n_dof,; ``a`` is
     the scheme's acceleration: the step's mean (v_{n+1} - v_n) / dt for the mid-point scheme,
     the end-of-step acceleration for Newmark; m/s^2, rad/s^2), ``reactions``
     (n_dof,), energies in J: ``kinetic``, ``strain``, ``work`` (of loads and support reactions
@@ -571,15 +633,40 @@ class TimeHistory(Result):
         """(n_steps,) velocity history of one DOF (m/s, or rad/s)."""
         return np.array(self.v)[:, self._layout().index(node, dof)]
 
-    def energy_error(self) -> np.ndarray:
-        """|E(t) - E(0)| / K(0) (n_out,); a run starting at rest (K(0) below 1e-8 of the largest K)
-        is scaled by its largest K."""
-        E = self.total_energy
-        return np.abs(E - E[0]) / _reference(self.kinetic[0], max(self.kinetic))
+    def _summary(self) -> str:
+        return f"{self.scheme} scheme, dt = {self.dt:g} s, {super()._summary()}"
 
-    def angular_momentum_error(self) -> np.ndarray:
-        """|L(t) - L(0)| / |L(0)| (n_out,); a run starting with L = 0 is scaled by its largest |L|."""
-        L = np.array(self.angular_momentum)
+    def step_at(self, t: float) -> int:
+        """Index of the output step at time t (s): the nearest output time, which must lie within
+        1e-6 dt of t (else ModelError naming the nearest output times)."""
+        times = self.parameter
+        if not times.size:
+            raise ModelError("this time history has no steps")
+        t = float(t)
+        k = int(np.argmin(np.abs(times - t)))
+        if not abs(times[k] - t) <= 1e-6 * self.dt:
+            raise ModelError(f"t = {t:g} s is not an output time of this history (t = {times[0]:g} .. "
+                             f"{times[-1]:g} s, every {self.dt:g} s); the nearest is {times[k]:.10g} s")
+        return k
+
+    def energy_error(self, since: float | None = None) -> np.ndarray:
+        """|E(t) - E(t_s)| / K(t_s) for the output steps from t_s on (n_out - k_s,), with
+        E = K + V - W the total energy (:attr:`total_energy`) and t_s = ``since`` (s; default the
+        first output step; it must be an output time, see :meth:`step_at`), e.g. the end of a
+        load phase after which the motion is free. A reference state at rest (K(t_s) below 1e-8
+        of the largest K from t_s on) is measured relative to that largest kinetic energy
+        instead, the energy scale the run reaches; a run at rest throughout gives |E - E(t_s)|
+        in J."""
+        k = 0 if since is None else self.step_at(since)
+        E, K = self.total_energy[k:], np.asarray(self.kinetic, dtype=float)[k:]
+        return np.abs(E - E[0]) / _reference(K[0], K.max())
+
+    def angular_momentum_error(self, since: float | None = None) -> np.ndarray:
+        """|L(t) - L(t_s)| / |L(t_s)| for the output steps from t_s = ``since`` on (as
+        :meth:`energy_error`); a reference with L = 0 (below 1e-8 of the largest |L| from t_s on)
+        is measured relative to that largest |L|, a run with L = 0 throughout in kg m^2/s."""
+        k = 0 if since is None else self.step_at(since)
+        L = np.asarray(self.angular_momentum, dtype=float)[k:]
         norms = np.linalg.norm(L, axis=1)
         return np.linalg.norm(L - L[0], axis=1) / _reference(norms[0], norms.max())
 
@@ -595,7 +682,12 @@ class TimeHistory(Result):
 
 
 class StaticPath(Result):
-    """Equilibrium states along a load path: ``load_factors``, ``u`` and ``reactions`` (n_dof,)."""
+    """Equilibrium states along a load path: ``load_factors`` (n_steps,), ``u`` and ``reactions``
+    (n_steps, n_dof); :meth:`at` reads the path at a load factor."""
+
+    #: distance (relative to the largest |load factor| of the path, at least 1) within which a
+    #: computed point counts as "at" a requested load factor: closer, no interpolation warning
+    AT_TOLERANCE = 1e-9
 
     kind = "static"
     parameter_name = "load factor"
@@ -613,6 +705,76 @@ class StaticPath(Result):
 
     def _derived_series(self) -> dict[str, np.ndarray]:
         return {"load_factor": self.parameter}
+
+    def _summary(self) -> str:
+        return f"{self.meta.get('method', 'static')}, {super()._summary()}"
+
+    def at(self, load_factor: float, occurrence: int = 0) -> "PathPoint":
+        """The state at ``load_factor``: a computed point when one lies within
+        :attr:`AT_TOLERANCE`, else the linear interpolation between the two computed points
+        that bracket it (translations, planar rotations and reactions linearly; spatial rotations
+        along the rotation between the two, R = exp(w log(R_1 R_0^T)) R_0), with a FlexmbWarning
+        that names them: the interpolation error is of the order of the path's curvature times
+        the step squared, and no equilibrium is solved. A path that passes the load factor
+        several times (arc length past a limit point) gives its first passage, or passage number
+        ``occurrence`` (0, 1, ...). A load factor the path does not reach raises ModelError."""
+        import warnings
+
+        from flexmb.checks import FlexmbWarning
+
+        lam = np.asarray(self.parameter)
+        if not lam.size:
+            raise ModelError("this static path has no steps")
+        target = float(load_factor)
+        tol = self.AT_TOLERANCE * max(float(np.abs(lam).max()), 1.0)
+        # passages: computed points within tol, and segments whose ends bracket the target
+        hits: list[tuple[int, float]] = []
+        for k in range(lam.size):
+            if abs(lam[k] - target) <= tol:
+                if not hits or hits[-1] != (k - 1, 1.0):              # not the end of the last segment
+                    hits.append((k, 0.0))
+            elif k + 1 < lam.size and abs(lam[k + 1] - target) > tol and (lam[k] - target) * (lam[k + 1] - target) < 0:
+                hits.append((k, (target - lam[k]) / (lam[k + 1] - lam[k])))
+        if not hits:
+            raise ModelError(f"load factor {target:g} is not on this path (it covers {lam.min():g} .. "
+                             f"{lam.max():g} in {lam.size} points); run it further")
+        if not 0 <= occurrence < len(hits):
+            raise ModelError(f"the path passes load factor {target:g} {len(hits)} time(s); occurrence "
+                             f"{occurrence} does not exist")
+        k, w = hits[occurrence]
+        if w == 0.0:
+            return PathPoint(float(lam[k]), self.u[k].copy(), self.reactions[k].copy(), (k, k), 0.0)
+        warnings.warn(f"StaticPath.at({target:g}): interpolated linearly between the computed points "
+                      f"{k} (load factor {lam[k]:.6g}) and {k + 1} ({lam[k + 1]:.6g}), weight {w:.3f}; not "
+                      "an equilibrium state", FlexmbWarning, stacklevel=2)
+        u0, u1 = self.u[k], self.u[k + 1]
+        u = (1.0 - w) * u0 + w * u1
+        layout = self.layout
+        if layout is not None and layout.dim == 3 and layout.rotation_nodes.size:
+            from flexmb.rotations import compose, exp_map, log_map
+
+            rot = layout.rotations()
+            between = log_map(exp_map(u1[rot]) @ np.swapaxes(exp_map(u0[rot]), 1, 2))   # (n_r, 3)
+            u[rot] = compose(w * between, u0[rot])
+        reactions = (1.0 - w) * self.reactions[k] + w * self.reactions[k + 1]
+        return PathPoint(target, u, reactions, (k, k + 1), float(w))
+
+
+@dataclass
+class PathPoint:
+    """A state read from a :class:`StaticPath` by :meth:`StaticPath.at`: ``load_factor``, ``u``
+    and ``reactions`` (n_dof,), the computed points ``steps`` it comes from (k, k) or (k, k + 1)
+    and the interpolation ``weight`` w (0: the computed point k)."""
+
+    load_factor: float
+    u: np.ndarray
+    reactions: np.ndarray
+    steps: tuple[int, int]
+    weight: float
+
+    @property
+    def interpolated(self) -> bool:
+        return self.steps[0] != self.steps[1]
 
 
 class ModeShapes(Result):

@@ -185,7 +185,9 @@ def test_every_writes_every_nth_step(spinning_beam, tmp_path):
 
 def test_parameter_that_does_not_increase_is_replaced_by_the_step_index(guyed_cantilever, tmp_path):
     path = copy.deepcopy(guyed_cantilever)
-    path.load_factors[2] = path.load_factors[1]                  # as at a limit point of an arc-length path
+    lam = path.load_factors.copy()
+    lam[2] = lam[1]                                              # as at a limit point of an arc-length path
+    path.load_factors = lam                                      # series are read-only arrays: replace it
     assert [t for t, _ in pvd_entries(write_vtu_series(path, tmp_path))] == [0.0, 1.0, 2.0]
     with meshio.xdmf.TimeSeriesReader(write_xdmf(path, tmp_path / "r.xdmf")) as reader:
         reader.read_points_cells()

@@ -134,7 +134,7 @@ def test_statics_of_mechanism_reports_singular_tangent():
     cause = info.value.__cause__
     assert isinstance(cause, NewtonFailure), f"cause is {cause!r}, expected a NewtonFailure"
     assert cause.log.residual_norms, "the Newton log of the failed solve is empty"
-    assert info.value.result.load_factors == [], "no load factor can have converged"
+    assert info.value.result.n_steps == 0, "no load factor can have converged"
     assert info.value.result.cutbacks == 0, "a singular start tangent must not be cut back"
 
 

@@ -149,12 +149,12 @@ def arc_length(model: Model | Assembly, increment: float, n_steps: int = 100,
     previous: tuple[np.ndarray, float] | None = None
     dl = float(increment)
     with path.recording(save_to, overwrite), closing(Progress(n_steps, "arc length", "steps", progress)) as bar:
-        while len(path.u) < n_steps:
+        while path.n_steps < n_steps:
             state, du, dlam, log, dl = _step_with_cutbacks(corrector, state, dl, previous, max_cutbacks, path)
             reaction = state.q - state.lam * f_ref
             reaction[free] = 0.0
             path.record(asm, state.lam, state.u, reaction, log)
-            bar.update(len(path.u), lam=f"{state.lam:.5g}", dl=f"{dl:.3g}", newton=log.iterations)
+            bar.update(path.n_steps, lam=f"{state.lam:.5g}", dl=f"{dl:.3g}", newton=log.iterations)
             logger.debug("arc-length step dl = %.4g: lam = %.8g, %d corrector iterations (%s)\n%s", dl,
                          state.lam, log.iterations, log.criterion, log.format())
             previous = (du, dlam)
@@ -198,7 +198,7 @@ def _step_with_cutbacks(corrector: _Corrector, state: _State, dl: float,
         except NewtonFailure as exc:
             if isinstance(exc, SingularJacobian) and exc.iteration == 0:
                 error = statics_error(corrector.asm, exc.matrix, "arc length", state.lam, state.u,
-                                      f"the start of step {len(path.u) + 1}", bool(path.u), exc.direction)
+                                      f"the start of step {path.n_steps + 1}", path.n_steps > 0, exc.direction)
                 path.log_event(state.lam, "error", str(error))
                 error.result = path
                 raise error from exc

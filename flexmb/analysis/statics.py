@@ -78,7 +78,7 @@ def load_control(model: Model | Assembly, load_factors: Sequence[float] | int = 
                 raise
             except NewtonFailure as exc:
                 # converged half increments of the failed one are in the path already
-                reached = path.load_factors[-1] if path.load_factors else lam
+                reached = path.load_factors[-1] if path.n_steps else lam
                 message = (f"load control: no equilibrium found beyond load factor {reached:.6g} (increment "
                            f"{lam:.6g} -> {target:.6g}, {max_cutbacks} cut-backs): {exc}"
                            f"{_limit_point(asm, path, u_initial, float(target), exc.log)}")
@@ -97,7 +97,7 @@ def _increment(asm: Assembly, u: np.ndarray, lam: float, target: float, settings
         if isinstance(exc, SingularJacobian) and exc.iteration == 0:
             # the tangent at the start of the increment: a smaller increment does not change it
             raise statics_error(asm, exc.matrix, "load control", lam, u, f"the start of the increment to "
-                                f"{target:.6g}", bool(path.load_factors), exc.direction) from exc
+                                f"{target:.6g}", path.n_steps > 0, exc.direction) from exc
         if cutbacks_left == 0:
             raise
         path.cutbacks += 1
@@ -224,7 +224,7 @@ def _compliance(asm: Assembly, u: np.ndarray, lam: float, f: np.ndarray) -> floa
 
 def _limit_point(asm: Assembly, path: StaticPath, u_first: np.ndarray, target: float, log: NewtonLog) -> str:
     """Text for a failure at a limit point, with the advice to use arc length, or ""."""
-    if not path.u:
+    if not path.n_steps:
         return ""
     u_last, lam_last = path.u[-1], path.load_factors[-1]
     free = asm.dofs.free
@@ -248,7 +248,7 @@ def _limit_point(asm: Assembly, path: StaticPath, u_first: np.ndarray, target: f
         return ""
     weight = np.full(asm.n_dof, asm.model.characteristic_length)
     weight[asm.dofs.translations()] = 1.0
-    dl = float(np.linalg.norm((weight * (u_last - u_first))[free])) / len(path.u)
+    dl = float(np.linalg.norm((weight * (u_last - u_first))[free])) / path.n_steps
     return (f"; the path has likely reached a limit point (a load maximum) near load factor {lam_last:.6g}: "
             f"{' and '.join(evidence)}. Load control cannot pass a limit point; fm.arc_length follows the path "
             f"through it (e.g. fm.arc_length(model, increment={dl:.3g}))")

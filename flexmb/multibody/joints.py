@@ -46,12 +46,13 @@ Drive = Union[Callable[[float], float], None]
 JOINT_KINDS = ("revolute", "spherical", "universal", "cylindrical", "prismatic", "fixed", "point-on-line")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class RigidBody:
     """A rigid body: its node (at the centre of mass), mass (kg) and inertia.
 
     ``inertia``: 2D the polar moment J_z (kg m^2); 3D the tensor (3, 3) about the centre of
-    mass in the reference orientation (body axes = global axes at the start).
+    mass in the reference orientation (body axes = global axes at the start). Compared and
+    hashed by identity (two bodies with equal data are two bodies; usable as dict keys).
     """
 
     name: str
@@ -60,10 +61,11 @@ class RigidBody:
     inertia: np.ndarray
 
 
-@dataclass
+@dataclass(eq=False)
 class Joint:
     """A joint between sides A and B (node indices, -1 for the ground) at the reference point
-    ``at`` with the joint frame ``frame`` (3, 3), columns x_j, y_j, z_j (z_j the axis)."""
+    ``at`` with the joint frame ``frame`` (3, 3), columns x_j, y_j, z_j (z_j the axis).
+    Compared and hashed by identity (usable as dict keys)."""
 
     kind: str
     name: str

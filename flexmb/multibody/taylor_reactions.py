@@ -235,6 +235,14 @@ class TaylorSystem:
         self._initial: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
         self._initial_angles: list[float] = []                    # 2D: the angles as given
 
+    @classmethod
+    def from_model(cls, model, u: np.ndarray | None = None, v: np.ndarray | None = None) -> "TaylorSystem":
+        """The rigid bodies, joints and gravity of a flexmb Model (or Assembly) with the state of
+        the DOF vectors u, v (see :mod:`flexmb.multibody.taylor_model`)."""
+        from flexmb.multibody.taylor_model import taylor_system_from_model
+
+        return taylor_system_from_model(model, u, v)
+
     # ------------------------------------------------------------------ building
     def add_body(self, name: str, mass: float, inertia, position, orientation=None, velocity=None,
                  angular_velocity=None) -> int:
