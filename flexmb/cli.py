@@ -185,6 +185,10 @@ def _info(args: argparse.Namespace) -> int:
         for i, g in enumerate(layout.groups):
             print(f"  group {i} {g.name!r}: {g.n_elements} {g.kind} element(s); outputs "
                   + ", ".join(f"{n} ({u})" for n, u in g.outputs.items()))
+        for s in layout.sensors:                            # plotted by name: flexmb plot RESULT NAME
+            parts = r.sensor_quantities(s.name)
+            print(f"  sensor {s.name!r}: {s.quantity} ({r.label(parts[0]).rsplit('(', 1)[-1]}"
+                  + (f", components {' '.join(parts)}" if len(parts) > 1 else ""))
     print(f"  cut-backs: {r.cutbacks}\nrun log:\n" + "\n".join("  " + line for line in r.format_log().splitlines()))
     return 0
 
@@ -235,7 +239,8 @@ def _plot(args: argparse.Namespace) -> int:
     _check_outputs(args, "--out", [out])
     for option, quantity in [("--x", args.x)] + [("QUANTITY", q) for q in args.quantities]:
         try:
-            r.series(quantity)
+            for name in r.sensor_quantities(quantity):          # a vector sensor: each component
+                r.series(name)
         except (ValueError, IndexError) as exc:
             raise CommandError(f"{option} {quantity!r}: {exc}") from None
     from flexmb.viz.plots import plot_history
@@ -324,7 +329,8 @@ def build_parser() -> argparse.ArgumentParser:
     plo = sub.add_parser("plot", parents=[common, writes], help="matplotlib plot of histories from a result file")
     plo.add_argument("result", metavar="RESULT")
     plo.add_argument("quantities", nargs="+", metavar="QUANTITY",
-                     help="uy@12 (DOF at node), vel:uy@12, reac:ux@0, kinetic, strain, total, Lz, N@group:element")
+                     help="uy@12 (DOF at node), vel:uy@12, reac:ux@0, kinetic, strain, total, Lz, N@group:element, "
+                          "a sensor's name (all its components) or one component, tip[y]")
     plo.add_argument("--x", default="parameter", help="quantity on the horizontal axis (default: time or load factor)")
     plo.add_argument("--out", default=None, metavar="FILE", help="output file (default: RESULT.history.png)")
     plo.set_defaults(func=_plot)

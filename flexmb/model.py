@@ -40,6 +40,7 @@ from flexmb.elements.beam3d import Beam3D
 from flexmb.elements.shell3 import Shell3
 from flexmb.elements.truss import Truss
 from flexmb.multibody.joints import JOINT_KINDS, Drive, Joint, RigidBody, joint_frame
+from flexmb.sensors import Sensor, make_sensor
 
 Value = Union[float, Callable[[float], float]]
 Vector = Union[Sequence[float], Callable[[float], Sequence[float]]]
@@ -147,6 +148,7 @@ class Model:
     point_masses: list[tuple[int, float, float]] = field(default_factory=list, init=False)
     bodies: list[RigidBody] = field(default_factory=list, init=False)
     joints: list[Joint] = field(default_factory=list, init=False)
+    sensors: list[Sensor] = field(default_factory=list, init=False)
     gravity: np.ndarray = field(init=False)
     #: counts the changes made through the methods; an Assembly records it when it is built
     #: so that an analysis can refuse an Assembly of an older state of the model
@@ -546,6 +548,28 @@ class Model:
         rotations (a beam node), pinned otherwise."""
         node = self._check_node(node, "attach")
         return self.add_joint("attach", body, node, at=self.coordinates[node], name=name or f"attach node {node}")
+
+    # ------------------------------------------------------------------ outputs
+    @keywords_listed
+    def add_sensor(self, quantity: str, on: int | RigidBody | Joint | ElementGroup | str,
+                   offset: Sequence[float] | None = None, element: int | None = None, output: str | None = None,
+                   component: int | None = None, name: str | None = None) -> Sensor:
+        """Record ``quantity`` of ``on`` at every output step (see :mod:`flexmb.sensors` for the
+        quantities, units and angle conventions); returns the :class:`~flexmb.sensors.Sensor`.
+
+        ``quantity``: ``position``, ``velocity``, ``acceleration`` (m, m/s, m/s^2) of the point at
+        ``offset`` (dim,) m, in the body frame, from a node or :class:`RigidBody` ``on``;
+        ``angle`` (2D, rad), ``angular_velocity`` (rad/s), ``rotation_matrix``, ``cardan``,
+        ``euler`` (3D, rad) of a node or body; ``joint_coordinate`` and ``joint_rate`` of a
+        revolute (rad, rad/s) or prismatic (m, m/s) :class:`Joint` or joint name;
+        ``element_output`` of an element group (the group, its name or index) with ``element``
+        (index in the group), ``output`` (e.g. ``"N"``, ``"M2"``) and, for a vector output,
+        ``component``. ``name`` (default e.g. ``position_node3``) is how results, files and
+        ``flexmb plot`` call it: ``history.sensor("tip")``, ``history.series("tip[y]")``.
+        """
+        sensor = make_sensor(self, quantity, on, offset, element, output, component, name)
+        self.sensors.append(sensor)            # outputs only: an Assembly built before stays valid
+        return sensor
 
     @keywords_listed
     def set_gravity(self, acceleration: Sequence[float]) -> None:

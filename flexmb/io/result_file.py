@@ -61,7 +61,8 @@ Layout, format version 2 (arrays are float64 unless stated; n = committed steps)
     /status             (1,) bytes: "running" while written (and if the writer was killed),
                         "finished", or "failed" when an error ended the run
     /committed          (3,) int64: steps, log events and cut-backs written completely
-    /model              attrs: dim, joints (JSON list of names)
+    /model              attrs: dim, joints (JSON list of names), sensors (JSON list of the
+                        sensor definitions, :class:`~flexmb.sensors.Sensor`; absent: none)
       coordinates       (n_nodes, dim) reference positions, m
       has_rotations     (n_nodes,) uint8: the node carries rotation DOFs
       point_masses      (n_pm, 2) node, mass (kg)
@@ -75,6 +76,7 @@ Layout, format version 2 (arrays are float64 unless stated; n = committed steps)
                         (series empty for this model, such as multipliers without joints, are left out)
       elements/<i>/<name>  (>= n, n_el) element output of group i, (>= n, n_el, k) for vector
                         outputs (a shell's membrane_forces, bending_moments)
+      sensors/<name>    (>= n, k) the values of a sensor (k = 1 for a scalar)
     /log                the run log, >= committed events rows:
       at                (n_events,) time or load factor
       kind              (n_events,) bytes (16): "cutback", "warning", "error", "restart", ...
@@ -101,6 +103,7 @@ import numpy as np
 
 from flexmb.io.guarded_file import FaultGuard, clear_open_flags, lock_for_writing
 from flexmb.results import RESULT_KINDS, Event, GroupLayout, ModelLayout, Result, ResultFileError
+from flexmb.sensors import Sensor
 
 if TYPE_CHECKING:
     import h5py
@@ -490,6 +493,8 @@ class ResultWriter:
 def _write_layout(g: h5py.Group, layout: ModelLayout) -> None:
     g.attrs["dim"] = layout.dim
     g.attrs["joints"] = json.dumps(layout.joints)
+    if layout.sensors:
+        g.attrs["sensors"] = json.dumps([sensor.to_dict() for sensor in layout.sensors])
     _create(g, "coordinates", layout.coordinates)
     _create(g, "has_rotations", layout.has_rotations, dtype=np.uint8)
     _create(g, "point_masses", layout.point_masses.reshape(-1, 2))
@@ -588,6 +593,9 @@ def _read_open_file(f: h5py.File, path: Path) -> Result:
     # element outputs as written: none for modes, or for steps recorded without them
     result.elements = [{name: list(read(f"steps/elements/{gi}/{name}", n)) for name in store
                         if f"elements/{gi}/{name}" in steps} for gi, store in enumerate(result.elements)]
+    # sensors as written: those that need velocities are not recorded in statics
+    result.sensor_values = {name: list(read(f"steps/sensors/{name}", n)) for name in result.sensor_values
+                            if f"sensors/{name}" in steps}
     if version >= 2:
         at, kinds = read("log/at", n_events), read("log/kind", n_events)
         ends = read("log/end", n_events)
@@ -632,7 +640,8 @@ def _read_layout(g: h5py.Group, read: _Reader, where: str) -> ModelLayout:
                                   read(f"{base}/thickness") if "thickness" in h else None))
     return ModelLayout(int(g.attrs["dim"]), read(f"{where}/coordinates"),
                        read(f"{where}/has_rotations").astype(bool), groups, read(f"{where}/point_masses"),
-                       read(f"{where}/prescribed"), json.loads(g.attrs.get("joints", "[]")))
+                       read(f"{where}/prescribed"), json.loads(g.attrs.get("joints", "[]")),
+                       [Sensor.from_dict(d) for d in json.loads(g.attrs.get("sensors", "[]"))])
 
 
 def _text(value: bytes | str) -> str:

@@ -55,11 +55,12 @@ def plot_history(result, quantities: Sequence[str], x: str = "parameter", ax=Non
     """Plot histories of a :class:`~flexmb.results.Result` against its step parameter (or ``x``).
 
     ``quantities`` are names as in :meth:`Result.series` (``"uy@12"``, ``"total"``,
-    ``"N@beams:3"``); quantities with the same unit share an axis, a second unit gets its own
+    ``"N@beams:3"``, a sensor's name for all its components); quantities with the same unit share an axis, a second unit gets its own
     panel. Returns the figure.
     """
     if not quantities:
         raise ValueError("plot_history: name at least one quantity")
+    quantities = [q for spec in quantities for q in result.sensor_quantities(spec)]   # a sensor: all components
     xs = result.series(x)
     xlabel = f"{result.parameter_name}" + (" (s)" if result.kind == "dynamic" else "") if x == "parameter" \
         else result.label(x)
