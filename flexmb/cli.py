@@ -3,7 +3,7 @@
     flexmb [--traceback] validate [CASE ...] [--quick] [--out DIR] [--report DIR] [--cases-dir DIR] [--jobs N]
     flexmb validate --list
     flexmb info RESULT                       what a result file holds, and its run log
-    flexmb render RESULT [--out FILE] [--step K | --steps A:B:C] [--color Q] [--every N] [--fps F] [--force]
+    flexmb render RESULT [--out FILE] [--step K | --steps A:B:C] [--color Q] [--cmap MAP] [--every N] [--fps F] [--force]
     flexmb plot RESULT QUANTITY [...] [--x Q] [--out FILE] [--force]
     flexmb export RESULT [--vtu DIR] [--xdmf FILE] [--every N] [--force]
 
@@ -212,14 +212,15 @@ def _render(args: argparse.Namespace) -> int:
 
     size = args.size
     if animation:
-        scene.animate(r, out, every=args.every, fps=args.fps, color=args.color, window_size=size)
+        scene.animate(r, out, every=args.every, fps=args.fps, color=args.color, window_size=size, cmap=args.cmap)
     elif args.steps is not None:
-        scene.render_sequence(r, out, _step_range(args.steps, r.n_steps), color=args.color, window_size=size)
+        scene.render_sequence(r, out, _step_range(args.steps, r.n_steps), color=args.color, window_size=size,
+                              cmap=args.cmap)
     elif r.kind == "modes" and args.step is None:
         scene.render_modes(r, out, n=min(4, r.n_steps), scale=args.scale, window_size=size)
     else:
         step = -1 if args.step is None else _check_step("--step", args.step, r)
-        scene.render(r, out, step=step, color=args.color, window_size=size, scale=args.scale)
+        scene.render(r, out, step=step, color=args.color, window_size=size, scale=args.scale, cmap=args.cmap)
     print(f"wrote {out}")
     return 0
 
@@ -318,6 +319,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="several steps in one picture (a slice, e.g. 0:241:20): a stroboscopic view")
     ren.add_argument("--color", default=None, metavar="Q",
                      help="colour by an element output (N, My1, axial_strain, ...), displacement or velocity")
+    ren.add_argument("--cmap", default=None, metavar="MAP",
+                     help="colour map: diverging (symmetric about 0), sequential, or a matplotlib name (default: "
+                          "diverging for element outputs of both signs, else sequential)")
     ren.add_argument("--every", type=_positive_int, default=1, metavar="N", help="animation: draw every N-th step")
     ren.add_argument("--fps", type=_positive_float, default=15.0, metavar="F", help="animation: frames per second")
     ren.add_argument("--scale", type=_positive_float, default=None, metavar="S",

@@ -20,7 +20,9 @@ Quantity names used by :meth:`Result.series`, the ``flexmb plot`` command and pl
 
 * ``uy@12``: DOF ``uy`` of node 12 (any DOF name: ``ux uy uz rx ry rz``);
   ``vel:uy@12`` its velocity, ``reac:uy@0`` the support reaction on it;
-* ``kinetic``, ``strain``, ``work``, ``total`` (energies, J), ``Lz`` / ``Lx`` ... (angular
+* ``kinetic``, ``strain``, ``work``, ``potential`` = strain - work (the potential energy when
+  loads are conservative, gravity included), ``total`` = kinetic + potential (energies, J),
+  ``Lz`` / ``Lx`` ... (angular
   momentum), ``newton_iterations``, ``parameter`` (t or the load factor);
 * ``N@beams:4``: element output ``N`` of element 4 of the group named ``beams`` (or group
   index ``N@0:4``); component k of a vector output as ``membrane_forces[k]@plate:4``;
@@ -92,6 +94,11 @@ class ModelLayout:
     prescribed: np.ndarray                      # (n_p,) global indices of prescribed DOFs
     joints: list[str] = field(default_factory=list)        # joint names, in model order
     sensors: list[Sensor] = field(default_factory=list)    # recorded outputs (flexmb.sensors)
+    #: per joint (pictures mark them): the reference joint point (n_joints, 3) in m, the sides'
+    #: nodes (n_joints, 2) (-1: the ground) and the kinds
+    joint_points: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
+    joint_sides: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), dtype=np.int64))
+    joint_kinds: list[str] = field(default_factory=list)
 
     @classmethod
     def from_assembly(cls, asm: Assembly) -> "ModelLayout":
@@ -112,6 +119,10 @@ class ModelLayout:
         layout = cls(model.dim, X.copy(), asm.dofs.has_rotations.copy(), groups, masses,
                      asm.dofs.prescribed.copy(), [j.name for j in model.joints])
         layout.sensors = check_sensors(getattr(model, "sensors", []), layout)
+        if model.joints:
+            layout.joint_points = np.array([j.at for j in model.joints], dtype=float)
+            layout.joint_sides = np.array([(j.a, j.b) for j in model.joints], dtype=np.int64)
+            layout.joint_kinds = [j.kind for j in model.joints]
         return layout
 
     def differences(self, other: "ModelLayout") -> list[str]:
@@ -178,6 +189,22 @@ class ModelLayout:
         if dof not in names:
             raise ModelError(f"node {node} has no DOF {dof!r} (it has {', '.join(names)})")
         return int(self.first[node] + names.index(dof))
+
+    def node_of_dof(self, index: np.ndarray) -> np.ndarray:
+        """Node of each global DOF index (...,)."""
+        return np.searchsorted(self.first, index, side="right") - 1
+
+    def joint_positions(self, u: np.ndarray) -> np.ndarray:
+        """Current joint points (n_joints, dim) at the DOF vector u (n_dof,): the point of side B
+        (side A for a joint whose side B is missing), m."""
+        if not len(self.joint_points):
+            return np.zeros((0, self.dim))
+        R = self.rotation_matrices(u)[:, :self.dim, :self.dim]
+        x = self.positions(u)
+        at = self.joint_points[:, :self.dim]
+        node = np.where(self.joint_sides[:, 1] >= 0, self.joint_sides[:, 1], self.joint_sides[:, 0])
+        moved = x[node] + np.einsum("jab,jb->ja", R[node], at - self.coordinates[node])
+        return np.where((node >= 0)[:, None], moved, at)
 
     def translations(self) -> np.ndarray:
         """(n_nodes, dim) global indices of the translations."""
@@ -554,7 +581,7 @@ class Result:
 
     def label(self, spec: str) -> str:
         """Axis label with unit for a quantity name."""
-        units = {"kinetic": "J", "strain": "J", "work": "J", "total": "J", "newton_iterations": "-"}
+        units = {"kinetic": "J", "strain": "J", "work": "J", "potential": "J", "total": "J", "newton_iterations": "-"}
         sensor = self._sensor_spec(spec)[0]
         if sensor is not None:
             return f"{spec} ({sensor_unit(next(s for s in self.layout.sensors if s.name == sensor), self.layout)})"
@@ -660,7 +687,8 @@ class TimeHistory(Result):
 
     def _derived_series(self) -> dict[str, np.ndarray]:
         out = {"t": self.parameter, "kinetic": np.array(self.kinetic), "strain": np.array(self.strain),
-               "work": np.array(self.work), "total": self.total_energy,
+               "work": np.array(self.work), "potential": np.array(self.strain) - np.array(self.work),
+               "total": self.total_energy,
                "newton_iterations": np.array(self.newton_iterations, dtype=float),
                "constraint_residual": np.array(self.constraint_residual, dtype=float)}
         L = np.array(self.angular_momentum)

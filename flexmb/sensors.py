@@ -339,7 +339,7 @@ _ORIENTATION = ("angle", "angular_velocity", "rotation_matrix", "cardan", "euler
 _JOINT = ("joint_coordinate", "joint_rate")
 _ONLY_3D = ("rotation_matrix", "cardan", "euler")
 #: names of built-in series a sensor must not shadow (see :meth:`flexmb.results.Result.series`)
-RESERVED_NAMES = frozenset({"t", "parameter", "load_factor", "values", "kinetic", "strain", "work", "total",
+RESERVED_NAMES = frozenset({"t", "parameter", "load_factor", "values", "kinetic", "strain", "work", "potential", "total",
                             "newton_iterations", "constraint_residual", "Lx", "Ly", "Lz"})
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*\Z")
 
