@@ -91,7 +91,8 @@ class Sensor:
         return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in data.items()})
 
     @property
-    def kind(self) -> "Quantity":
+    def definition(self) -> "Quantity":
+        """How its quantity is evaluated (:data:`QUANTITIES`)."""
         return QUANTITIES[self.quantity]
 
 
@@ -111,18 +112,24 @@ class Snapshot:
 
 @dataclass(frozen=True)
 class Quantity:
-    """How a sensor quantity is evaluated: ``evaluate(sensor, snapshot)`` -> value (k,) or
-    scalar, ``components(sensor, dim)`` names its components (() for a scalar), ``unit(sensor,
-    layout)``; ``needs`` is the highest derivative it reads ("u", "v" or "a"; statics records
+    """How a sensor quantity is declared and evaluated: ``evaluate(sensor, snapshot)`` -> value
+    (k,) or scalar, ``components(sensor, dim)`` names its components (() for a scalar),
+    ``unit(sensor, layout)``; ``resolve(model, on, options, where, fields)`` checks what
+    ``add_sensor`` was given (``options``: the keywords given, of offset, element, output,
+    component), puts the :class:`Sensor` fields in ``fields`` and returns a label for the default
+    name (a force element would put its index in ``element``); ``needs`` is the highest derivative it reads ("u", "v" or "a"; statics records
     only "u"); ``angles(sensor)``: the values are angles, continued from the previous step; ``check(sensor,
-    layout)`` refuses what the DOF map does not allow (a node without rotations)."""
+    layout)`` refuses what the DOF map does not allow (a node without rotations); ``dims`` the
+    model dimensions it exists in."""
 
     evaluate: Callable[[Sensor, Snapshot], Any]
     components: Callable[[Sensor, int], tuple[str, ...]]
     unit: Callable[[Sensor, "ModelLayout"], str]
+    resolve: Callable[[Any, Any, dict, str, dict], str]
     needs: str = "u"
     angles: Callable[[Sensor], bool] = lambda s: False
     check: Callable[[Sensor, "ModelLayout"], None] | None = None
+    dims: tuple[int, ...] = (2, 3)
 
 
 # ------------------------------------------------------------------ kinematics
@@ -309,39 +316,14 @@ def _joint_unit(rate: bool) -> Callable[[Sensor, Any], str]:
 
 def _element_value(s: Sensor, snap: Snapshot) -> float:
     value = np.asarray(snap.element_outputs[s.group][s.output])[s.element]
+    size = value.size if value.ndim else 0
+    if (s.component < 0) != (size == 0) or s.component >= max(size, 1):
+        raise ModelError(f"sensor {s.name!r}: element output {s.output!r} has "
+                         + (f"components 0..{size - 1}; give component=" if size else "one value; leave component out")
+                         + f" (got component {None if s.component < 0 else s.component})")
     return float(value if s.component < 0 else value[s.component])
 
 
-QUANTITIES: dict[str, Quantity] = {
-    "position": Quantity(_point_sensor(0), _xyz, _unit("m"), "u", check=_offset_needs_rotations),
-    "velocity": Quantity(_point_sensor(1), _xyz, _unit("m/s"), "v", check=_offset_needs_rotations),
-    "acceleration": Quantity(_point_sensor(2), _xyz, _unit("m/s^2"), "a", check=_offset_needs_rotations),
-    "angle": Quantity(lambda s, snap: snap.u[snap.layout.index(s.node, "rz")], _fixed(), _unit("rad"), "u",
-                      angles=_always, check=_needs_rotations),
-    "angular_velocity": Quantity(lambda s, snap: _rates(snap.layout, snap.v, s.node),
-                                 lambda s, dim: () if dim == 2 else ("x", "y", "z"), _unit("rad/s"), "v",
-                                 check=_needs_rotations),
-    "rotation_matrix": Quantity(lambda s, snap: _rotation(snap.layout, snap.u, s.node).ravel(),
-                                _fixed(*(f"R{i}{j}" for i in "123" for j in "123")), _unit("-"), "u",
-                                check=_needs_rotations),
-    "cardan": Quantity(lambda s, snap: cardan_angles(_rotation(snap.layout, snap.u, s.node)),
-                       _fixed("phi_x", "phi_y", "phi_z"), _unit("rad"), "u", angles=_always, check=_needs_rotations),
-    "euler": Quantity(lambda s, snap: euler_angles(_rotation(snap.layout, snap.u, s.node)),
-                      _fixed("psi", "theta", "phi"), _unit("rad"), "u", angles=_always, check=_needs_rotations),
-    "joint_coordinate": Quantity(_joint_coordinate, _fixed(), _joint_unit(False), "u",
-                                 angles=lambda s: s.joint_kind == "revolute", check=_joint_sides_rotate),
-    "joint_rate": Quantity(_joint_rate, _fixed(), _joint_unit(True), "v", check=_joint_sides_rotate),
-    "element_output": Quantity(_element_value, _fixed(),
-                               lambda s, layout: layout.groups[s.group].outputs.get(s.output, ""), "u"),
-}
-_POINT = ("position", "velocity", "acceleration")
-_ORIENTATION = ("angle", "angular_velocity", "rotation_matrix", "cardan", "euler")
-_JOINT = ("joint_coordinate", "joint_rate")
-_ONLY_3D = ("rotation_matrix", "cardan", "euler")
-#: names of built-in series a sensor must not shadow (see :meth:`flexmb.results.Result.series`)
-RESERVED_NAMES = frozenset({"t", "parameter", "load_factor", "values", "kinetic", "strain", "work", "potential", "total",
-                            "newton_iterations", "constraint_residual", "Lx", "Ly", "Lz"})
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*\Z")
 
 
 # ------------------------------------------------------------------ declaring
@@ -351,36 +333,16 @@ def make_sensor(model: Any, quantity: str, on: Any, offset: Sequence[float] | No
     """Check a sensor declared on ``model`` (see :meth:`flexmb.model.Model.add_sensor`) and build it."""
     if quantity not in QUANTITIES:
         raise ModelError(f"add_sensor: unknown quantity {quantity!r}; choose one of {', '.join(QUANTITIES)}")
-    dim = model.dim
+    definition = QUANTITIES[quantity]
     where = f"add_sensor({quantity!r})"
-    if quantity == "angle" and dim == 3:
-        raise ModelError(f"{where}: a 3D orientation is 'rotation_matrix', 'cardan' or 'euler'; 'angle' is for 2D")
-    if quantity in _ONLY_3D and dim == 2:
-        raise ModelError(f"{where}: {quantity!r} is for 3D models; a planar body's orientation is 'angle'")
-    if offset is not None and quantity not in _POINT:
-        raise ModelError(f"{where}: offset is for position, velocity and acceleration sensors, got offset={offset!r}")
-    if (element is not None or output is not None or component is not None) and quantity != "element_output":
-        raise ModelError(f"{where}: element, output and component are for 'element_output' sensors")
+    if model.dim not in definition.dims:
+        raise ModelError(f"{where}: {quantity!r} is for {definition.dims[0]}D models"
+                         + ("; a 3D orientation is 'rotation_matrix', 'cardan' or 'euler'" if quantity == "angle"
+                            else "; a planar body's orientation is 'angle'" if quantity in _ONLY_3D else ""))
+    options = {key: value for key, value in (("offset", offset), ("element", element), ("output", output),
+                                             ("component", component)) if value is not None}
     fields: dict[str, Any] = {}
-    if quantity in _POINT + _ORIENTATION:
-        node, label = _node_of(model, on, where)
-        fields["node"] = node
-        if quantity in _POINT:
-            d = np.zeros(dim) if offset is None else np.asarray(offset, dtype=float)
-            if d.shape != (dim,) or not np.all(np.isfinite(d)):
-                raise ModelError(f"{where}: offset must be {dim} finite numbers (m, body frame), got {offset!r}")
-            fields["offset"] = tuple(float(x) for x in d)
-    elif quantity in _JOINT:
-        joint = _joint_of(model, on, where)
-        if joint.kind not in ("revolute", "prismatic"):
-            raise ModelError(f"{where}: joint {joint.name!r} is {joint.kind}; joint coordinates are defined for "
-                             "revolute (angle) and prismatic (slide) joints")
-        fields.update(joint=joint.name, joint_kind=joint.kind, a=joint.a, b=joint.b,
-                      joint_at=tuple(float(x) for x in joint.at),
-                      joint_frame=tuple(float(x) for x in np.asarray(joint.frame).ravel()))
-        label = joint.name
-    else:
-        label = _element_fields(model, on, element, output, component, where, fields)
+    label = definition.resolve(model, on, options, where, fields)
     if name is None:
         base = re.sub(r"[^A-Za-z0-9_]+", "_", f"{quantity}_{label}").strip("_")
         taken = {s.name for s in model.sensors}
@@ -391,6 +353,43 @@ def make_sensor(model: Any, quantity: str, on: Any, offset: Sequence[float] | No
     if any(s.name == name for s in model.sensors):
         raise ModelError(f"{where}: the model already has a sensor named {name!r}")
     return Sensor(name, quantity, **fields)
+
+
+def _only(options: dict[str, Any], allowed: tuple[str, ...], where: str) -> None:
+    extra = [key for key in options if key not in allowed]
+    if extra:
+        raise ModelError(f"{where}: {extra[0]}={options[extra[0]]!r} is not an option of this quantity"
+                         + (f" (it takes {', '.join(allowed)})" if allowed else " (it takes none)"))
+
+
+def _resolve_point(model: Any, on: Any, options: dict[str, Any], where: str, fields: dict[str, Any]) -> str:
+    """A point of a node or body: ``on`` and ``offset`` (dim,) in the body frame."""
+    _only(options, ("offset",), where)
+    fields["node"], label = _node_of(model, on, where)
+    offset = options.get("offset")
+    d = np.zeros(model.dim) if offset is None else np.asarray(offset, dtype=float)
+    if d.shape != (model.dim,) or not np.all(np.isfinite(d)):
+        raise ModelError(f"{where}: offset must be {model.dim} finite numbers (m, body frame), got {offset!r}")
+    fields["offset"] = tuple(float(x) for x in d)
+    return label
+
+
+def _resolve_node(model: Any, on: Any, options: dict[str, Any], where: str, fields: dict[str, Any]) -> str:
+    _only(options, (), where)
+    fields["node"], label = _node_of(model, on, where)
+    return label
+
+
+def _resolve_joint(model: Any, on: Any, options: dict[str, Any], where: str, fields: dict[str, Any]) -> str:
+    _only(options, (), where)
+    joint = _joint_of(model, on, where)
+    if joint.kind not in ("revolute", "prismatic"):
+        raise ModelError(f"{where}: joint {joint.name!r} is {joint.kind}; joint coordinates are defined for "
+                         "revolute (angle) and prismatic (slide) joints")
+    fields.update(joint=joint.name, joint_kind=joint.kind, a=joint.a, b=joint.b,
+                  joint_at=tuple(float(x) for x in joint.at),
+                  joint_frame=tuple(float(x) for x in np.asarray(joint.frame).ravel()))
+    return joint.name
 
 
 def _node_of(model: Any, on: Any, where: str) -> tuple[int, str]:
@@ -413,8 +412,10 @@ def _joint_of(model: Any, on: Any, where: str) -> Joint:
                      + (", ".join(repr(j.name) for j in model.joints) or "none"))
 
 
-def _element_fields(model: Any, on: Any, element: Any, output: Any, component: Any, where: str,
-                    fields: dict[str, Any]) -> str:
+def _resolve_element(model: Any, on: Any, options: dict[str, Any], where: str, fields: dict[str, Any]) -> str:
+    """An element output: ``on`` the group, ``element``, ``output`` and for vector outputs ``component``."""
+    _only(options, ("element", "output", "component"), where)
+    element, output, component = (options.get(key) for key in ("element", "output", "component"))
     groups = model.groups
     hits = [i for i, g in enumerate(groups) if g is on or (isinstance(on, str) and g.name == on)]
     if isinstance(on, (int, np.integer)) and not isinstance(on, bool) and 0 <= on < len(groups):
@@ -436,11 +437,44 @@ def _element_fields(model: Any, on: Any, element: Any, output: Any, component: A
     return f"{output}_{g.name}_{int(element)}"
 
 
+QUANTITIES: dict[str, Quantity] = {
+    "position": Quantity(_point_sensor(0), _xyz, _unit("m"), _resolve_point, "u", check=_offset_needs_rotations),
+    "velocity": Quantity(_point_sensor(1), _xyz, _unit("m/s"), _resolve_point, "v", check=_offset_needs_rotations),
+    "acceleration": Quantity(_point_sensor(2), _xyz, _unit("m/s^2"), _resolve_point, "a",
+                             check=_offset_needs_rotations),
+    "angle": Quantity(lambda s, snap: snap.u[snap.layout.index(s.node, "rz")], _fixed(), _unit("rad"), _resolve_node,
+                      "u", angles=_always, check=_needs_rotations, dims=(2,)),
+    "angular_velocity": Quantity(lambda s, snap: _rates(snap.layout, snap.v, s.node),
+                                 lambda s, dim: () if dim == 2 else ("x", "y", "z"), _unit("rad/s"), _resolve_node,
+                                 "v", check=_needs_rotations),
+    "rotation_matrix": Quantity(lambda s, snap: _rotation(snap.layout, snap.u, s.node).ravel(),
+                                _fixed(*(f"R{i}{j}" for i in "123" for j in "123")), _unit("-"), _resolve_node,
+                                "u", check=_needs_rotations, dims=(3,)),
+    "cardan": Quantity(lambda s, snap: cardan_angles(_rotation(snap.layout, snap.u, s.node)),
+                       _fixed("phi_x", "phi_y", "phi_z"), _unit("rad"), _resolve_node, "u", angles=_always,
+                       check=_needs_rotations, dims=(3,)),
+    "euler": Quantity(lambda s, snap: euler_angles(_rotation(snap.layout, snap.u, s.node)),
+                      _fixed("psi", "theta", "phi"), _unit("rad"), _resolve_node, "u", angles=_always,
+                      check=_needs_rotations, dims=(3,)),
+    "joint_coordinate": Quantity(_joint_coordinate, _fixed(), _joint_unit(False), _resolve_joint, "u",
+                                 angles=lambda s: s.joint_kind == "revolute", check=_joint_sides_rotate),
+    "joint_rate": Quantity(_joint_rate, _fixed(), _joint_unit(True), _resolve_joint, "v", check=_joint_sides_rotate),
+    "element_output": Quantity(_element_value, _fixed(),
+                               lambda s, layout: layout.groups[s.group].outputs.get(s.output, ""), _resolve_element,
+                               "u"),
+}
+_ONLY_3D = ("rotation_matrix", "cardan", "euler")
+#: names of built-in series a sensor must not shadow (see :meth:`flexmb.results.Result.series`)
+RESERVED_NAMES = frozenset({"t", "parameter", "load_factor", "values", "kinetic", "strain", "work", "potential", "total",
+                            "newton_iterations", "constraint_residual", "Lx", "Ly", "Lz"})
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*\Z")
+
+
 def check_sensors(sensors: Sequence[Sensor], layout: ModelLayout) -> list[Sensor]:
     """Refuse what only the DOF map tells (a point offset from, or the angle of, a node without
     rotations); returns the sensors."""
     for s in sensors:
-        check = s.kind.check
+        check = s.definition.check
         if check is not None:
             check(s, layout)
     return list(sensors)
@@ -449,11 +483,12 @@ def check_sensors(sensors: Sequence[Sensor], layout: ModelLayout) -> list[Sensor
 # ------------------------------------------------------------------ recording
 def sensor_components(sensor: Sensor, dim: int) -> tuple[str, ...]:
     """Names of the components of a sensor's value (() for a scalar)."""
-    return sensor.kind.components(sensor, dim)
+    return sensor.definition.components(sensor, dim)
 
 
 def sensor_unit(sensor: Sensor, layout: ModelLayout) -> str:
-    return sensor.kind.unit(sensor, layout)
+    """Unit of a sensor's value, e.g. "m/s"."""
+    return sensor.definition.unit(sensor, layout)
 
 
 def evaluate_sensors(layout: ModelLayout, snap: Snapshot,
@@ -465,7 +500,7 @@ def evaluate_sensors(layout: ModelLayout, snap: Snapshot,
     have = 0 if snap.v is None else 1 if snap.a is None else 2
     values = {}
     for s in layout.sensors:
-        kind = s.kind
+        kind = s.definition
         if order[kind.needs] > have:
             continue
         value = np.atleast_1d(np.asarray(kind.evaluate(s, snap), dtype=float)).copy()

@@ -130,3 +130,16 @@ def test_validation_figure_keeps_the_reference_on_top(swinging):
     fig.canvas.draw()
     for axis in fig.axes:
         assert axis.get_legend().get_window_extent().y1 <= axis.get_window_extent().y0
+
+
+def test_command_line_chooses_the_colour_map(run_file, swinging, tmp_path):
+    import subprocess
+    import sys
+
+    out = tmp_path / "seq.png"
+    command = [sys.executable, "-m", "flexmb.cli", "render", str(run_file), "--color", "N", "--size", "400x300"]
+    done = subprocess.run(command + ["--cmap", "sequential", "--out", str(out)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert out.stat().st_size > 3_000
+    bad = subprocess.run(command + ["--cmap", "nope", "--out", str(tmp_path / "bad.png")], capture_output=True, text=True)
+    assert bad.returncode == 2 and "unknown colour map 'nope'" in bad.stderr

@@ -276,7 +276,8 @@ def test_bad_sensors_are_refused_with_the_item_named():
         (dict(quantity="position", on=rod, name="tip"), "already has a sensor named 'tip'"),
         (dict(quantity="position", on=rod, name="total"), "sensor name 'total'"),
         (dict(quantity="position", on=rod, name="a@b"), "sensor name 'a@b'"),
-        (dict(quantity="angle", on=rod, offset=[0.0, 1.0]), "offset is for position"),
+        (dict(quantity="angle", on=rod, offset=[0.0, 1.0]), r"offset=\[0.0, 1.0\] is not an option"),
+        (dict(quantity="position", on=rod, output="N"), r"output='N' is not an option .*takes offset"),
         (dict(quantity="joint_rate", on="elbow"), "got 'elbow'; joints: 'hinge'"),
         (dict(quantity="element_output", on="link", element=3, output="N"), "element 3 of group 'link'"),
         (dict(quantity="element_output", on="link", element=0, output="M2"), "no element output 'M2'"),
@@ -290,9 +291,13 @@ def test_bad_sensors_are_refused_with_the_item_named():
         welded.add_sensor("joint_coordinate", fixed)
     with pytest.raises(fm.ModelError, match="did you mean 'offset'"):
         model.add_sensor("position", rod, ofset=[0.0, 0.0])
-    # what only the DOF map knows is refused when the run starts, before any step
+    # what only the DOF map or the element outputs tell is refused at t0, before any step
     model.add_point_mass(truss_node, 1.0)
     model.add_point_mass(other, 1.0)
+    model.add_sensor("element_output", "link", element=0, output="N", component=1, name="N1")
+    with pytest.raises(fm.ModelError, match="sensor 'N1': element output 'N' has one value"):
+        fm.integrate(model, dt=0.01, t_end=0.02)
+    model.sensors.pop()
     model.add_sensor("position", truss_node, offset=[0.0, 0.5], name="beside")
     with pytest.raises(fm.ModelError, match="sensor 'beside'.*node 1, which has no rotation DOFs"):
         fm.integrate(model, dt=0.01, t_end=0.02)
