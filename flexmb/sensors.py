@@ -33,7 +33,10 @@ Conventions: R is the rotation of the node from its reference orientation (bodie
 global axes at the start); ``offset`` d is given in the body frame, i.e. in global axes of the
 reference configuration. omega and alpha are spatial (global components), as the integrators
 hold them. The acceleration is built from the scheme's acceleration ``a`` (mid-point: the step's
-mean (v_{n+1} - v_n) / dt; Newmark: the end-of-step value) and the end-of-step omega and R.
+mean (v_{n+1} - v_n) / dt, zero at t0 before any step; Newmark: the end-of-step value) and the
+end-of-step omega and R: at an offset it differs from the exact point acceleration by O(dt) in
+the mid-point scheme. The mid-point scheme meets joints exactly at positions and to O(dt^2) at
+velocities, so a joint rate (and the velocity of a point on a hinge) carries that error.
 Angles are continued from the previous output step (no jump of 2 pi when a body turns on);
 Cardan angles are singular at phi_y = +-pi/2 and Euler angles at theta = 0, pi (gimbal lock).
 A joint's relative angle and slide are measured from the reference configuration, as a joint
