@@ -61,7 +61,7 @@ def main(quick: bool = False, out_dir: str | Path = "example-output") -> dict[st
     print(f"{history.n_steps - 1} steps of {DT} s: largest |E - E0| / K_max = {error:.2e}, "
           f"{history.cutbacks} cut-backs")
 
-    fig = plot_history(history, [f"uy@{tip}", "kinetic", "strain", "total"],
+    fig = plot_history(history, [f"uy@{tip}", "kinetic", "potential", "total"],
                        title="pendulum chain, mid-point scheme dt = 10 ms")
     fig.savefig(out / "pendulum_chain_history.png", dpi=110)
     scene.animate(history, out / "pendulum_chain.gif", every=2 if quick else 4, fps=20, color="N",

@@ -3,7 +3,7 @@
     flexmb [--traceback] validate [CASE ...] [--quick] [--out DIR] [--report DIR] [--cases-dir DIR] [--jobs N]
     flexmb validate --list
     flexmb info RESULT                       what a result file holds, and its run log
-    flexmb render RESULT [--out FILE] [--step K | --steps A:B:C] [--color Q] [--every N] [--fps F] [--force]
+    flexmb render RESULT [--out FILE] [--step K | --steps A:B:C] [--color Q] [--cmap MAP] [--every N] [--fps F] [--force]
     flexmb plot RESULT QUANTITY [...] [--x Q] [--out FILE] [--force]
     flexmb export RESULT [--vtu DIR] [--xdmf FILE] [--every N] [--force]
 
@@ -185,6 +185,10 @@ def _info(args: argparse.Namespace) -> int:
         for i, g in enumerate(layout.groups):
             print(f"  group {i} {g.name!r}: {g.n_elements} {g.kind} element(s); outputs "
                   + ", ".join(f"{n} ({u})" for n, u in g.outputs.items()))
+        for s in layout.sensors:                            # plotted by name: flexmb plot RESULT NAME
+            parts = r.sensor_quantities(s.name)
+            print(f"  sensor {s.name!r}: {s.quantity} ({r.label(parts[0]).rsplit('(', 1)[-1]}"
+                  + (f", components {' '.join(parts)}" if len(parts) > 1 else ""))
     print(f"  cut-backs: {r.cutbacks}\nrun log:\n" + "\n".join("  " + line for line in r.format_log().splitlines()))
     return 0
 
@@ -208,14 +212,15 @@ def _render(args: argparse.Namespace) -> int:
 
     size = args.size
     if animation:
-        scene.animate(r, out, every=args.every, fps=args.fps, color=args.color, window_size=size)
+        scene.animate(r, out, every=args.every, fps=args.fps, color=args.color, window_size=size, cmap=args.cmap)
     elif args.steps is not None:
-        scene.render_sequence(r, out, _step_range(args.steps, r.n_steps), color=args.color, window_size=size)
+        scene.render_sequence(r, out, _step_range(args.steps, r.n_steps), color=args.color, window_size=size,
+                              cmap=args.cmap)
     elif r.kind == "modes" and args.step is None:
         scene.render_modes(r, out, n=min(4, r.n_steps), scale=args.scale, window_size=size)
     else:
         step = -1 if args.step is None else _check_step("--step", args.step, r)
-        scene.render(r, out, step=step, color=args.color, window_size=size, scale=args.scale)
+        scene.render(r, out, step=step, color=args.color, window_size=size, scale=args.scale, cmap=args.cmap)
     print(f"wrote {out}")
     return 0
 
@@ -235,7 +240,8 @@ def _plot(args: argparse.Namespace) -> int:
     _check_outputs(args, "--out", [out])
     for option, quantity in [("--x", args.x)] + [("QUANTITY", q) for q in args.quantities]:
         try:
-            r.series(quantity)
+            for name in r.sensor_quantities(quantity):          # a vector sensor: each component
+                r.series(name)
         except (ValueError, IndexError) as exc:
             raise CommandError(f"{option} {quantity!r}: {exc}") from None
     from flexmb.viz.plots import plot_history
@@ -313,6 +319,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="several steps in one picture (a slice, e.g. 0:241:20): a stroboscopic view")
     ren.add_argument("--color", default=None, metavar="Q",
                      help="colour by an element output (N, My1, axial_strain, ...), displacement or velocity")
+    ren.add_argument("--cmap", default=None, metavar="MAP",
+                     help="colour map: diverging (symmetric about 0), sequential, or a matplotlib name (default: "
+                          "diverging for element outputs of both signs, else sequential)")
     ren.add_argument("--every", type=_positive_int, default=1, metavar="N", help="animation: draw every N-th step")
     ren.add_argument("--fps", type=_positive_float, default=15.0, metavar="F", help="animation: frames per second")
     ren.add_argument("--scale", type=_positive_float, default=None, metavar="S",
@@ -324,7 +333,8 @@ def build_parser() -> argparse.ArgumentParser:
     plo = sub.add_parser("plot", parents=[common, writes], help="matplotlib plot of histories from a result file")
     plo.add_argument("result", metavar="RESULT")
     plo.add_argument("quantities", nargs="+", metavar="QUANTITY",
-                     help="uy@12 (DOF at node), vel:uy@12, reac:ux@0, kinetic, strain, total, Lz, N@group:element")
+                     help="uy@12 (DOF at node), vel:uy@12, reac:ux@0, kinetic, strain, total, Lz, N@group:element, "
+                          "a sensor's name (all its components) or one component, tip[y]")
     plo.add_argument("--x", default="parameter", help="quantity on the horizontal axis (default: time or load factor)")
     plo.add_argument("--out", default=None, metavar="FILE", help="output file (default: RESULT.history.png)")
     plo.set_defaults(func=_plot)

@@ -40,6 +40,7 @@ from flexmb.elements.shell3 import Shell3
 from flexmb.elements.truss import Truss
 from flexmb.multibody.joints import JOINT_KINDS, Drive, Joint, RigidBody, joint_frame
 from flexmb.multibody.ties import Tie, default_tie_name
+from flexmb.sensors import Sensor, make_sensor
 
 Value = Union[float, Callable[[float], float]]
 Vector = Union[Sequence[float], Callable[[float], Sequence[float]]]
@@ -157,8 +158,15 @@ class Model:
         :meth:`add_rigid_body`, :meth:`add_joint` (revolute, spherical, universal,
         cylindrical, prismatic, fixed, point-on-line; optionally driven), :meth:`attach`
         (an FE node welded or pinned to a body)
+    Reduced flexible bodies
+        :meth:`add_modal_body` (a modal body on a floating frame, from
+        :class:`~flexmb.cms.modal_body.ModalBodyData`), :meth:`tie` (a node to a node of a
+        modal body: joints and loads act on the body there)
     Gravity
         :meth:`set_gravity`
+    Outputs
+        :meth:`add_sensor` (positions, velocities, accelerations of points, orientations, joint
+        coordinates, element outputs; recorded every step)
 
     Then ``fm.Assembly(model)`` numbers the DOFs, and the analyses take the model or its
     assembly: ``fm.integrate`` (dynamics; ``fm.consistent_initial_state`` for initial
@@ -177,6 +185,7 @@ class Model:
     bodies: list[RigidBody] = field(default_factory=list, init=False)
     joints: list[Joint] = field(default_factory=list, init=False)
     ties: list[Tie] = field(default_factory=list, init=False)
+    sensors: list[Sensor] = field(default_factory=list, init=False)
     gravity: np.ndarray = field(init=False)
     #: counts the changes made through the methods; an Assembly records it when it is built
     #: so that an analysis can refuse an Assembly of an older state of the model
@@ -588,6 +597,8 @@ class Model:
         stiffening of the body by its inertia loads and weight (second-order displacements from the
         unit-load geometric stiffness matrices); False gives the classic linear modal body, which
         diverges when spun above its first bending frequency (Kane, Ryan & Banerjee 1987).
+        ``name``: the body's name in messages and results (default ``modal body k``). Other nodes of
+        the body take joints and loads through :meth:`tie`. 2D so far.
         Returns the body's element group (a :class:`~flexmb.cms.floating_frame.ModalBody`)."""
         from flexmb.cms.floating_frame import ModalBody
         from flexmb.cms.modal_body import ModalBodyData
@@ -679,6 +690,28 @@ class Model:
         node = self._check_node(node, "attach")
         return self.add_joint("attach", body, node, at=self.coordinates[node], name=name or f"attach node {node}")
 
+    # ------------------------------------------------------------------ outputs
+    @keywords_listed
+    def add_sensor(self, quantity: str, on: int | RigidBody | Joint | ElementGroup | str,
+                   offset: Sequence[float] | None = None, element: int | None = None, output: str | None = None,
+                   component: int | None = None, name: str | None = None) -> Sensor:
+        """Record ``quantity`` of ``on`` at every output step (see :mod:`flexmb.sensors` for the
+        quantities, units and angle conventions); returns the :class:`~flexmb.sensors.Sensor`.
+
+        ``quantity``: ``position``, ``velocity``, ``acceleration`` (m, m/s, m/s^2) of the point at
+        ``offset`` (dim,) m, in the body frame, from a node or :class:`RigidBody` ``on``;
+        ``angle`` (2D, rad), ``angular_velocity`` (rad/s), ``rotation_matrix``, ``cardan``,
+        ``euler`` (3D, rad) of a node or body; ``joint_coordinate`` and ``joint_rate`` of a
+        revolute (rad, rad/s) or prismatic (m, m/s) :class:`Joint` or joint name;
+        ``element_output`` of an element group (the group, its name or index) with ``element``
+        (index in the group), ``output`` (e.g. ``"N"``, ``"M2"``) and, for a vector output,
+        ``component``. ``name`` (default e.g. ``position_node3``) is how results, files and
+        ``flexmb plot`` call it: ``history.sensor("tip")``, ``history.series("tip[y]")``.
+        """
+        sensor = make_sensor(self, quantity, on, offset, element, output, component, name)
+        self.sensors.append(sensor)            # outputs only: an Assembly built before stays valid
+        return sensor
+
     @keywords_listed
     def tie(self, node: int, body, body_node: int, name: str | None = None) -> Tie:
         """Tie ``node`` of this model to node ``body_node`` of the FE model of the modal body ``body``
@@ -687,7 +720,7 @@ class Model:
         body node's reference position (the frame node's position plus the body node's offset from the
         body's frame node in its FE model). A node without rotations is pinned to the body node, one
         with rotations (a beam or rigid body there) welded to it. Default name: ``tie of node 7 to
-        modal body 'arm' node 20``."""
+        modal body 'arm' node 20``; ``name`` replaces it."""
         from flexmb.cms.floating_frame import ModalBody
 
         node = self._check_node(node, "tie")

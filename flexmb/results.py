@@ -22,10 +22,14 @@ Quantity names used by :meth:`Result.series`, the ``flexmb plot`` command and pl
 
 * ``uy@12``: DOF ``uy`` of node 12 (any DOF name: ``ux uy uz rx ry rz``);
   ``vel:uy@12`` its velocity, ``reac:uy@0`` the support reaction on it;
-* ``kinetic``, ``strain``, ``work``, ``total`` (energies, J), ``Lz`` / ``Lx`` ... (angular
+* ``kinetic``, ``strain``, ``work``, ``potential`` = strain - work (the potential energy when
+  loads are conservative, gravity included), ``total`` = kinetic + potential (energies, J),
+  ``Lz`` / ``Lx`` ... (angular
   momentum), ``newton_iterations``, ``parameter`` (t or the load factor);
 * ``N@beams:4``: element output ``N`` of element 4 of the group named ``beams`` (or group
-  index ``N@0:4``); component k of a vector output as ``membrane_forces[k]@plate:4``.
+  index ``N@0:4``); component k of a vector output as ``membrane_forces[k]@plate:4``;
+* ``tip[y]`` or ``tip[1]``: a component of the sensor named ``tip`` (``tip`` alone for a scalar
+  sensor; plots take ``tip`` for all its components), see :mod:`flexmb.sensors`.
 """
 from __future__ import annotations
 
@@ -38,6 +42,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 import numpy as np
 
 from flexmb.model import ROTATION_NAMES, TRANSLATION_NAMES, ModelError
+from flexmb.sensors import Sensor, Snapshot, check_sensors, evaluate_sensors, sensor_components, sensor_unit
 
 logger = logging.getLogger("flexmb")
 
@@ -90,6 +95,12 @@ class ModelLayout:
     point_masses: np.ndarray                    # (n_pm, 2): node, mass (kg); rigid bodies too
     prescribed: np.ndarray                      # (n_p,) global indices of prescribed DOFs
     joints: list[str] = field(default_factory=list)        # joint names, in model order
+    sensors: list[Sensor] = field(default_factory=list)    # recorded outputs (flexmb.sensors)
+    #: per joint (pictures mark them): the reference joint point (n_joints, 3) in m, the sides'
+    #: nodes (n_joints, 2) (-1: the ground) and the kinds
+    joint_points: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
+    joint_sides: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), dtype=np.int64))
+    joint_kinds: list[str] = field(default_factory=list)
     #: DOFs that belong to no node (modal bodies' modal coordinates), numbered after the nodal DOFs
     n_internal: int = 0
 
@@ -109,8 +120,15 @@ class ModelLayout:
                                       dict(g.output_units), thickness))
         masses = np.array([(n, m) for n, m, _ in model.point_masses] + [(b.node, b.mass) for b in model.bodies],
                           dtype=float).reshape(-1, 2)
-        return cls(model.dim, X.copy(), asm.dofs.has_rotations.copy(), groups, masses,
-                   asm.dofs.prescribed.copy(), [j.name for j in model.joints], asm.dofs.n_dof - asm.dofs.n_node_dofs)
+        layout = cls(model.dim, X.copy(), asm.dofs.has_rotations.copy(), groups, masses,
+                     asm.dofs.prescribed.copy(), [j.name for j in model.joints])
+        layout.sensors = check_sensors(getattr(model, "sensors", []), layout)
+        if model.joints:
+            layout.joint_points = np.array([j.at for j in model.joints], dtype=float)
+            layout.joint_sides = np.array([(j.a, j.b) for j in model.joints], dtype=np.int64)
+            layout.joint_kinds = [j.kind for j in model.joints]
+        layout.n_internal = asm.dofs.n_dof - asm.dofs.n_node_dofs
+        return layout
 
     def differences(self, other: "ModelLayout") -> list[str]:
         """What differs between this layout and ``other`` (empty if they describe the same
@@ -139,6 +157,9 @@ class ModelLayout:
             found.append(f"prescribed DOFs {self.prescribed.tolist()} vs {other.prescribed.tolist()}")
         if list(self.joints) != list(other.joints):
             found.append(f"joints {list(self.joints)} vs {list(other.joints)}")
+        if list(self.sensors) != list(other.sensors):
+            found.append(f"sensors {[s.name for s in self.sensors]} vs {[s.name for s in other.sensors]} "
+                         "(or their definitions)")
         return found
 
     # ------------------------------------------------------------ numbering
@@ -173,6 +194,22 @@ class ModelLayout:
         if dof not in names:
             raise ModelError(f"node {node} has no DOF {dof!r} (it has {', '.join(names)})")
         return int(self.first[node] + names.index(dof))
+
+    def node_of_dof(self, index: np.ndarray) -> np.ndarray:
+        """Node of each global DOF index (...,)."""
+        return np.searchsorted(self.first, index, side="right") - 1
+
+    def joint_positions(self, u: np.ndarray) -> np.ndarray:
+        """Current joint points (n_joints, dim) at the DOF vector u (n_dof,): the point of side B
+        (side A for a joint whose side B is missing), m."""
+        if not len(self.joint_points):
+            return np.zeros((0, self.dim))
+        R = self.rotation_matrices(u)[:, :self.dim, :self.dim]
+        x = self.positions(u)
+        at = self.joint_points[:, :self.dim]
+        node = np.where(self.joint_sides[:, 1] >= 0, self.joint_sides[:, 1], self.joint_sides[:, 0])
+        moved = x[node] + np.einsum("jab,jb->ja", R[node], at - self.coordinates[node])
+        return np.where((node >= 0)[:, None], moved, at)
 
     def translations(self) -> np.ndarray:
         """(n_nodes, dim) global indices of the translations."""
@@ -277,6 +314,9 @@ class Result:
         #: per group: output name -> list of (n_el,) arrays ((n_el, k) for vector outputs)
         self.elements: list[dict[str, list[np.ndarray]]] = [
             {name: [] for name in g.outputs} for g in layout.groups] if layout is not None else []
+        #: sensor name -> list of (k,) values per step (see :mod:`flexmb.sensors`)
+        self.sensor_values: dict[str, list[np.ndarray]] = {
+            sensor.name: [] for sensor in layout.sensors} if layout is not None else {}
         self.events: list[Event] = []
         self.cutbacks = 0
         self.newton_logs: list[NewtonLog] = []
@@ -306,7 +346,10 @@ class Result:
             super().__setattr__(name, value)
 
     # ------------------------------------------------------------ recording
-    def _append(self, values: dict[str, Any], element_outputs: list[dict[str, np.ndarray]] | None) -> None:
+    def _append(self, values: dict[str, Any], element_outputs: list[dict[str, np.ndarray]] | None,
+                sensor_values: dict[str, np.ndarray] | None = None) -> None:
+        for name, value in (sensor_values or {}).items():
+            self.sensor_values[name].append(value)
         for name in self.SERIES:
             v = values[name]
             self._series[name].append(v.copy() if isinstance(v, np.ndarray) else v)
@@ -324,7 +367,16 @@ class Result:
             for name, lst in store.items():
                 if len(lst) > k:
                     rec[f"elements/{gi}/{name}"] = lst[k]
+        for name, lst in self.sensor_values.items():
+            if len(lst) > k:
+                rec[f"sensors/{name}"] = lst[k]
         return rec
+
+    def _sensor_values(self, snapshot: Snapshot) -> dict[str, np.ndarray]:
+        """The layout's sensors at one step, continuing angles from the steps recorded so far."""
+        if self.layout is None or not self.layout.sensors:
+            return {}
+        return evaluate_sensors(self.layout, snapshot, self.sensor_values)
 
     def log_event(self, at: float, kind: str, message: str) -> None:
         """Add an entry to the run log (written to the result file at once)."""
@@ -506,6 +558,10 @@ class Result:
         spec = spec.strip()
         if spec == "parameter":
             return self.parameter
+        sensor, component = self._sensor_spec(spec)
+        if sensor is not None:
+            values = self.sensor(sensor)
+            return values if component is None else values[:, component]
         if "@" in spec:
             what, where = spec.split("@", 1)
             if ":" in where:                                         # element output
@@ -544,9 +600,56 @@ class Result:
     def _derived_series(self) -> dict[str, np.ndarray]:
         return {}
 
+    def sensor(self, name: str) -> np.ndarray:
+        """(n_steps,) history of a scalar sensor, (n_steps, k) of a vector one (a position, a
+        rotation matrix row by row); see :mod:`flexmb.sensors`."""
+        layout = self._layout()
+        sensor = next((s for s in layout.sensors if s.name == name), None)
+        if sensor is None:
+            raise ModelError(f"no sensor named {name!r}; sensors: " + (", ".join(s.name for s in layout.sensors)
+                                                                      or "none (model.add_sensor adds one)"))
+        values = self.sensor_values.get(name, [])
+        if len(values) != self.n_steps:
+            raise ModelError(f"sensor {name!r} ({sensor.quantity}) was not recorded in this {self.kind} result "
+                             "(velocities and accelerations exist in dynamics only)")
+        values = np.array(values, dtype=float).reshape(self.n_steps, -1)
+        return values if sensor_components(sensor, layout.dim) else values[:, 0]
+
+    def sensor_quantities(self, spec: str) -> list[str]:
+        """A sensor name expanded to one quantity name per component (``tip`` -> ``tip[x]``,
+        ``tip[y]``); any other name as it is."""
+        if self.layout is not None:
+            sensor = next((s for s in self.layout.sensors if s.name == spec.strip()), None)
+            if sensor is not None:
+                return [f"{sensor.name}[{c}]" for c in sensor_components(sensor, self.layout.dim)] or [sensor.name]
+        return [spec]
+
+    def _sensor_spec(self, spec: str) -> tuple[str | None, int | None]:
+        """(sensor name, component index or None) of a quantity name, (None, None) if it names no sensor."""
+        if self.layout is None or not self.layout.sensors:
+            return None, None
+        name, _, index = spec[:-1].partition("[") if spec.endswith("]") else (spec, "", "")
+        sensor = next((s for s in self.layout.sensors if s.name == name), None)
+        if sensor is None:
+            return None, None
+        components = sensor_components(sensor, self.layout.dim)
+        if not index:
+            if components:
+                raise ModelError(f"{spec!r}: sensor {name!r} has components {', '.join(components)}; name one as "
+                                 f"{name}[{components[0]}] or {name}[0]")
+            return name, None
+        k = int(index) if index.isdigit() else components.index(index) if index in components else None
+        if k is None or k >= len(components):
+            raise ModelError(f"{spec!r}: sensor {name!r} has " + (f"components {', '.join(components)} "
+                             f"(0..{len(components) - 1})" if components else "one value; give it without [component]"))
+        return name, k
+
     def label(self, spec: str) -> str:
         """Axis label with unit for a quantity name."""
-        units = {"kinetic": "J", "strain": "J", "work": "J", "total": "J", "newton_iterations": "-"}
+        units = {"kinetic": "J", "strain": "J", "work": "J", "potential": "J", "total": "J", "newton_iterations": "-"}
+        sensor = self._sensor_spec(spec)[0]
+        if sensor is not None:
+            return f"{spec} ({sensor_unit(next(s for s in self.layout.sensors if s.name == sensor), self.layout)})"
         what = spec.split("@", 1)[0]
         if what in units:
             return f"{spec} ({units[what]})"
@@ -603,13 +706,15 @@ class TimeHistory(Result):
             moments = np.array([m for _, m in reactions])
             constraint_force = s.constraint_force
         kinetic, momentum = asm.energy_and_momentum(s.u, s.v, s.stretch)
+        outputs = asm.element_outputs(s.u)
+        sensors = self._sensor_values(Snapshot(self.layout, s.u, s.v, s.a, outputs, asm))
         self._append({"t": s.t, "u": s.u, "v": s.v, "a": s.a, "reactions": s.reaction,
                       "kinetic": kinetic, "strain": asm.strain_energy(s.u),
                       "work": s.work, "angular_momentum": momentum,
                       "newton_iterations": iterations, "multipliers": s.lam, "constraint_force": constraint_force,
                       "constraint_residual": residual, "joint_forces": forces, "joint_moments": moments,
                       "stretch": np.zeros(0) if s.stretch is None else s.stretch},
-                     asm.element_outputs(s.u))
+                     outputs, sensors)
 
     def joint_reaction(self, joint: str | int) -> tuple[np.ndarray, np.ndarray]:
         """Force (n_steps, dim) in N and moment (n_steps, 3 or 1) in N m that a joint exerts on
@@ -672,7 +777,8 @@ class TimeHistory(Result):
 
     def _derived_series(self) -> dict[str, np.ndarray]:
         out = {"t": self.parameter, "kinetic": np.array(self.kinetic), "strain": np.array(self.strain),
-               "work": np.array(self.work), "total": self.total_energy,
+               "work": np.array(self.work), "potential": np.array(self.strain) - np.array(self.work),
+               "total": self.total_energy,
                "newton_iterations": np.array(self.newton_iterations, dtype=float),
                "constraint_residual": np.array(self.constraint_residual, dtype=float)}
         L = np.array(self.angular_momentum)
@@ -699,7 +805,9 @@ class StaticPath(Result):
     def record(self, asm: Assembly, lam: float, u: np.ndarray, reaction: np.ndarray,
                log: NewtonLog | None = None) -> None:
         """Append the equilibrium state u at load factor lam with its reactions and element outputs."""
-        self._append({"load_factors": float(lam), "u": u, "reactions": reaction}, asm.element_outputs(u))
+        outputs = asm.element_outputs(u)
+        sensors = self._sensor_values(Snapshot(self.layout, u, None, None, outputs, asm))
+        self._append({"load_factors": float(lam), "u": u, "reactions": reaction}, outputs, sensors)
         if log is not None:
             self.newton_logs.append(log)
 
@@ -798,6 +906,7 @@ class ModeShapes(Result):
         super().__init__(layout, what=what)
         self.reference = reference
         self.elements = [{} for _ in self.elements]          # a mode has no section forces
+        self.sensor_values = {}                                # nor sensor histories
 
     def drawn_scale(self) -> float:
         """Default size (m) of the largest mode translation in pictures and exported files."""

@@ -196,8 +196,9 @@ def test_render_shell_surface_coloured_by_a_stress_resultant(stiffened_panel, tm
     plain, magnified = scene.render(stiffened_panel, **side), scene.render(stiffened_panel, scale=5.0, **side)
 
     def height(image: np.ndarray) -> int:
-        """Rows spanned by the drawing below the title, left of the colour bar (pixels)."""
-        rows = np.flatnonzero(_drawn(image)[45:, :230].any(axis=1))
+        """Rows spanned by the drawing below the title, right of the axes triad and left of the
+        colour bar (pixels)."""
+        rows = np.flatnonzero(_drawn(image)[45:, int(scene.TRIAD_VIEWPORT[2] * 300):230].any(axis=1))
         return int(rows.max() - rows.min())
 
     assert height(magnified) > 2 * height(plain), (height(magnified), height(plain))

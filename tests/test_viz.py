@@ -57,8 +57,8 @@ def test_colour_by_normal_force_uses_several_colours(spinning_beam):
     """At the last step the spinning bar pulls hardest in the middle elements: viridis draws
     them yellow and the end elements purple; the uniform colour is unsaturated."""
     def hue_bins(image: np.ndarray) -> np.ndarray:
-        # the structure region: below the title, left of the colour bar
-        region = image[int(0.12 * SMALL[1]):, :int(0.8 * SMALL[0])]
+        # the structure region: below the title, right of the axes triad, left of the colour bar
+        region = image[int(0.12 * SMALL[1]):, int(scene.TRIAD_VIEWPORT[2] * SMALL[0]):int(0.8 * SMALL[0])]
         hsv = np.array(Image.fromarray(region).convert("HSV"))
         coloured = _drawn(region) & (hsv[..., 1] > 60)
         return np.bincount(hsv[..., 0][coloured] // 21, minlength=13)     # 12 bins of 30 degrees

@@ -61,11 +61,15 @@ Layout, format version 2 (arrays are float64 unless stated; n = committed steps)
     /status             (1,) bytes: "running" while written (and if the writer was killed),
                         "finished", or "failed" when an error ended the run
     /committed          (3,) int64: steps, log events and cut-backs written completely
-    /model              attrs: dim, joints (JSON list of names)
+    /model              attrs: dim, joints (JSON list of names), sensors (JSON list of the
+                        sensor definitions, :class:`~flexmb.sensors.Sensor`; absent: none),
+                        joint_kinds (JSON list; with joints only)
       coordinates       (n_nodes, dim) reference positions, m
       has_rotations     (n_nodes,) uint8: the node carries rotation DOFs
       point_masses      (n_pm, 2) node, mass (kg)
       prescribed        (n_p,) int64 global indices of prescribed DOFs
+      joint_points      (n_joints, 3) reference joint points, m (with joints only; for pictures)
+      joint_sides       (n_joints, 2) int64 nodes of sides A and B, -1 the ground
       groups/<i>        attrs: name, kind (element class), section (JSON), outputs (JSON name -> unit)
         connectivity    (n_el, 2) int64, (n_el, 3) for shells
         frames          (n_el, 3, 3) reference section frames (3D beams only)
@@ -75,6 +79,7 @@ Layout, format version 2 (arrays are float64 unless stated; n = committed steps)
                         (series empty for this model, such as multipliers without joints, are left out)
       elements/<i>/<name>  (>= n, n_el) element output of group i, (>= n, n_el, k) for vector
                         outputs (a shell's membrane_forces, bending_moments)
+      sensors/<name>    (>= n, k) the values of a sensor (k = 1 for a scalar)
     /log                the run log, >= committed events rows:
       at                (n_events,) time or load factor
       kind              (n_events,) bytes (16): "cutback", "warning", "error", "restart", ...
@@ -101,6 +106,7 @@ import numpy as np
 
 from flexmb.io.guarded_file import FaultGuard, clear_open_flags, lock_for_writing
 from flexmb.results import RESULT_KINDS, Event, GroupLayout, ModelLayout, Result, ResultFileError
+from flexmb.sensors import Sensor
 
 if TYPE_CHECKING:
     import h5py
@@ -491,6 +497,12 @@ def _write_layout(g: h5py.Group, layout: ModelLayout) -> None:
     g.attrs["dim"] = layout.dim
     g.attrs["joints"] = json.dumps(layout.joints)
     g.attrs["n_internal"] = layout.n_internal
+    if layout.sensors:
+        g.attrs["sensors"] = json.dumps([sensor.to_dict() for sensor in layout.sensors])
+    if len(layout.joint_points):
+        g.attrs["joint_kinds"] = json.dumps(layout.joint_kinds)
+        _create(g, "joint_points", layout.joint_points)
+        _create(g, "joint_sides", layout.joint_sides, dtype=np.int64)
     _create(g, "coordinates", layout.coordinates)
     _create(g, "has_rotations", layout.has_rotations, dtype=np.uint8)
     _create(g, "point_masses", layout.point_masses.reshape(-1, 2))
@@ -589,6 +601,9 @@ def _read_open_file(f: h5py.File, path: Path) -> Result:
     # element outputs as written: none for modes, or for steps recorded without them
     result.elements = [{name: list(read(f"steps/elements/{gi}/{name}", n)) for name in store
                         if f"elements/{gi}/{name}" in steps} for gi, store in enumerate(result.elements)]
+    # sensors as written: those that need velocities are not recorded in statics
+    result.sensor_values = {name: list(read(f"steps/sensors/{name}", n)) for name in result.sensor_values
+                            if f"sensors/{name}" in steps}
     if version >= 2:
         at, kinds = read("log/at", n_events), read("log/kind", n_events)
         ends = read("log/end", n_events)
@@ -631,10 +646,15 @@ def _read_layout(g: h5py.Group, read: _Reader, where: str) -> ModelLayout:
                                   read(f"{base}/frames") if "frames" in h else None,
                                   json.loads(h.attrs["outputs"]),
                                   read(f"{base}/thickness") if "thickness" in h else None))
-    return ModelLayout(int(g.attrs["dim"]), read(f"{where}/coordinates"),
-                       read(f"{where}/has_rotations").astype(bool), groups, read(f"{where}/point_masses"),
-                       read(f"{where}/prescribed"), json.loads(g.attrs.get("joints", "[]")),
-                       int(g.attrs.get("n_internal", 0)))
+    layout = ModelLayout(int(g.attrs["dim"]), read(f"{where}/coordinates"),
+                         read(f"{where}/has_rotations").astype(bool), groups, read(f"{where}/point_masses"),
+                         read(f"{where}/prescribed"), json.loads(g.attrs.get("joints", "[]")),
+                         [Sensor.from_dict(d) for d in json.loads(g.attrs.get("sensors", "[]"))],
+                         n_internal=int(g.attrs.get("n_internal", 0)))
+    if "joint_points" in g:                                  # files before the joint markers have none
+        layout.joint_points, layout.joint_sides = read(f"{where}/joint_points"), read(f"{where}/joint_sides")
+        layout.joint_kinds = json.loads(g.attrs["joint_kinds"])
+    return layout
 
 
 def _text(value: bytes | str) -> str:

@@ -478,7 +478,7 @@ def _study(case: SliderCrankCase, quick: bool, done: dict[tuple[int, str, int], 
 
 def _figure(case: SliderCrankCase, runs: dict[int, CrankRun], other_runs: dict[tuple[str, int], CrankRun],
             study: dict | None):
-    from flexmb.viz.plots import panels
+    from flexmb.viz.plots import COMPUTED_ALPHA, legend_outside, panels
 
     n_panels = 3 if study else 2
     fig, axes = panels(n_panels, f"Slider-crank {case.case[-1].upper()} (Meijaard 1993, {case.figure_source}): "
@@ -489,20 +489,22 @@ def _figure(case: SliderCrankCase, runs: dict[int, CrankRun], other_runs: dict[t
     styles = {2: dict(ls="--", color="C0"), 4: dict(ls="-", color="C1"), FINE_MESH: dict(ls="-", color="0.5", lw=0.8)}
     for n, r in runs.items():
         for a in (ax, ax2):
-            a.plot(r.angle, r.deflection, label=f"{n} elements, {MASS} mass", **styles[n])
+            a.plot(r.angle, r.deflection, label=f"{n} elements, {MASS} mass", alpha=COMPUTED_ALPHA, **styles[n])
         ax2.plot(r.peak_angle, r.peak, "o", color=styles[n]["color"], ms=4)
     for (m, n), r in other_runs.items():
         ax2.plot(r.angle, r.deflection, lw=0.7, color=styles[n]["color"], ls=":" if m == "lumped" else "-.",
                  label=f"{n} el., {m} mass")
     for a in (ax, ax2):
-        a.plot(case.converged_angle, case.converged, "k*", ms=9, label="converged (Exudyn)")
+        # the references on top of the curves they are compared with
+        a.plot(case.converged_angle, case.converged, "k*", ms=9, label="converged (Exudyn)", zorder=12)
         for n, v in case.reference.items():
-            a.axhline(v, color=styles[n]["color"], lw=0.7, ls=":", label=f"Meijaard 1993, {n} el.: {v}")
+            a.axhline(v, color=styles[n]["color"], lw=1.0, ls=(0, (2, 2)), label=f"Meijaard 1993, {n} el.: {v}",
+                      zorder=11)
         a.set_xlabel("crank angle (rad)")
         a.set_ylabel("mid-span deflection / rod length")
         a.grid(True, alpha=0.3)
-    ax.legend(fontsize=7)
-    ax2.legend(fontsize=6)
+    legend_outside(ax, 7, ncol=2)
+    legend_outside(ax2, 6, ncol=2)
     ax2.set_xlim(case.converged_angle - 0.4, case.converged_angle + 0.4)
     ax2.set_ylim(0.6 * case.converged, 1.05 * case.converged)
     ax2.set_title("first maximum (dots: parabola vertex); thin: lumped / linear mass", fontsize=9)
@@ -514,6 +516,8 @@ def _figure(case: SliderCrankCase, runs: dict[int, CrankRun], other_runs: dict[t
 
 def _study_panel(ax, study: dict, what: str) -> None:
     """Relative error against the reference vs the time step, per mesh and scheme."""
+    from flexmb.viz.plots import legend_outside
+
     for key, table in study.items():
         if not isinstance(table, dict) or "rows" not in table:
             continue
@@ -527,4 +531,4 @@ def _study_panel(ax, study: dict, what: str) -> None:
     ax.set_ylabel(f"|{what} / reference - 1|")
     ax.set_title("time-step study: 4 el. vs Meijaard, 16 el. vs converged (failed runs omitted)", fontsize=8)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7)
+    legend_outside(ax, 7, ncol=2)

@@ -305,31 +305,35 @@ def _study(beam: SpinUpBeam, quick: bool, done: dict[tuple[int, str, float], Spi
 def _figure(beam: SpinUpBeam, runs: dict[int, SpinRun], other_runs: dict[tuple[str, int], SpinRun],
             study: dict | None):
     from flexmb.validation.slider_crank import _study_panel
-    from flexmb.viz.plots import panels
+    from flexmb.viz.plots import COMPUTED_ALPHA, legend_outside, panels
 
+    # two lines: the title must fit over two panels (--quick) as well as three
     fig, axes = panels(3 if study else 2, f"Spin-up, {beam.case} (Meijaard 1993, {beam.figure_source}): "
-                       f"L = {beam.length:g} m, omega_s = {beam.omega_s:g} rad/s, T_s = {beam.t_s:g} s; "
-                       "Beam2D, cubic mass, second-order strain")
+                       f"L = {beam.length:g} m, omega_s = {beam.omega_s:g} rad/s, T_s = {beam.t_s:g} s\n"
+                       "Beam2D, cubic mass, second-order strain", height=5.2)
     ax, ax2 = axes[0], axes[1]
     styles = {2: dict(ls="--", color="C0"), 4: dict(ls="-", color="C1"), FINE_MESH: dict(ls="-", color="0.5", lw=0.8)}
     for n, r in runs.items():
-        ax.plot(r.t, r.deflection, label=f"{n} elements, {MASS} mass", **styles[n])
+        ax.plot(r.t, r.deflection, label=f"{n} elements, {MASS} mass", alpha=COMPUTED_ALPHA, **styles[n])
         ax.plot(r.extreme_time, r.extreme, "o", color=styles[n]["color"], ms=4)
         after = r.t >= beam.t_s - 1.0
         ax2.plot(r.t[after], r.deflection[after], **styles[n])
     for (m, n), r in other_runs.items():
         ax.plot(r.t, r.deflection, lw=0.7, color=styles[n]["color"], ls=":" if m == "lumped" else "-.",
                 label=f"{n} el., {m} mass")
+    # the references on top of the curves they are compared with
     for n, v in beam.reference.items():
-        ax.axhline(v, color=styles[n]["color"], lw=0.7, ls=":", label=f"Meijaard 1993, {n} el.: {v} m")
-    ax.axhline(beam.converged, color="k", lw=0.7, ls="-.", label=f"converged (Exudyn): {beam.converged} m")
+        ax.axhline(v, color=styles[n]["color"], lw=1.0, ls=(0, (2, 2)), label=f"Meijaard 1993, {n} el.: {v} m",
+                   zorder=11)
+    ax.axhline(beam.converged, color="k", lw=0.8, ls="-.", label=f"converged (Exudyn): {beam.converged} m",
+               zorder=11)
     ax.set_xlabel("time (s)")
     ax.set_ylabel("lateral tip deflection (m)")
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=7)
+    legend_outside(ax, 7, ncol=2)
     if beam.residual_amplitude is not None:
         for s in (1.0, -1.0):
-            ax2.axhline(s * beam.residual_amplitude, color="C1", lw=0.7, ls=":")
+            ax2.axhline(s * beam.residual_amplitude, color="C1", lw=1.0, ls=(0, (2, 2)), zorder=11)
     ax2.axvline(beam.t_s, color="k", lw=0.7)
     ax2.set_xlabel("time (s)")
     ax2.set_ylabel("lateral tip deflection (m)")

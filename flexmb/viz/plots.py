@@ -1,4 +1,11 @@
-"""Matplotlib helpers shared by examples and validation cases (pyplot is imported on call)."""
+"""Matplotlib helpers shared by examples and validation cases (pyplot is imported on call).
+
+Figures people read: a reference (literature, closed form, exact) curve is drawn with
+:data:`REFERENCE_STYLE`, black, dashed and on top of the computed curves, so it stays visible
+where they coincide; computed curves are slightly transparent; legends go below the axes
+(:func:`legend_outside`), never over the data. An energy panel shows kinetic, potential and total
+energy and, on a second axis, the total's change E(t) - E(0), whose scale shows the balance.
+"""
 from __future__ import annotations
 
 from typing import Callable, Iterable, Sequence
@@ -6,7 +13,25 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 
-def panels(n: int, title: str, width: float = 5.0, height: float = 3.8):
+#: a reference curve: on top of the computed ones (zorder), dashed so that they show through
+REFERENCE_STYLE = dict(color="black", linestyle="--", linewidth=1.4, zorder=10)
+#: computed curves: opaque enough to read, transparent enough to see what they cross
+COMPUTED_ALPHA = 0.85
+#: energies drawn in one panel by :func:`plot_history`, with the total's change on a second axis
+ENERGIES = ("kinetic", "strain", "potential", "work", "total")
+
+
+def legend_outside(ax, fontsize: float = 7, ncol: int | None = None, handles=None, labels=None) -> None:
+    """Legend below the axes, out of the data (one to three columns, by the number of entries)."""
+    if handles is None:
+        handles, labels = ax.get_legend_handles_labels()
+    if not handles:
+        return
+    ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.17), fontsize=fontsize,
+              ncol=ncol or min(3, len(handles)), frameon=False)
+
+
+def panels(n: int, title: str, width: float = 5.0, height: float = 4.4):
     """A figure with ``n`` side-by-side axes; returns (figure, list of axes)."""
     import matplotlib.pyplot as plt
 
@@ -18,11 +43,11 @@ def panels(n: int, title: str, width: float = 5.0, height: float = 3.8):
 def energy_drift(ax, runs: Iterable[tuple[str, np.ndarray, np.ndarray]], floor: float = 1e-17) -> None:
     """Semilog plot of |E(t) - E(0)| / K(0) for several (label, t, error) runs."""
     for label, t, err in runs:
-        ax.semilogy(t, np.maximum(err, floor), label=label)
+        ax.semilogy(t, np.maximum(err, floor), label=label, alpha=COMPUTED_ALPHA)
     ax.set_xlabel("time (s)")
     ax.set_ylabel("|E(t) - E(0)| / K(0)")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
+    legend_outside(ax)
 
 
 def dynamics_overview(title: str, runs: dict, displacement: Callable, displacement_label: str,
@@ -33,20 +58,23 @@ def dynamics_overview(title: str, runs: dict, displacement: Callable, displaceme
 
     ``displacement(h)`` and ``diagnostic(h)`` map a history to an array (n_out,).
     """
-    fig, (ax1, ax2, ax3) = panels(3, title)
-    if exact is not None:
-        ax1.plot(*exact, "k--", label="exact")
+    fig, (ax1, ax2, ax3) = panels(3, title, height=4.4)
     for label, h in runs.items():
-        ax1.plot(h.t, displacement(h), label=label)
-        ax3.semilogy(h.t, np.maximum(diagnostic(h), 1e-16), label=label)
+        # a Newmark baseline drawn thin and behind: its wild motion must not hide the scheme under test
+        style = dict(linewidth=0.8, zorder=1) if getattr(h, "scheme", "") == "newmark" else {}
+        ax1.plot(h.t, displacement(h), label=label, alpha=COMPUTED_ALPHA, **style)
+        ax3.semilogy(h.t, np.maximum(diagnostic(h), 1e-16), label=label, alpha=COMPUTED_ALPHA, **style)
+    if exact is not None:
+        ax1.plot(*exact, label="exact", **REFERENCE_STYLE)
     ax1.set_xlabel("time (s)")
     ax1.set_ylabel(displacement_label)
-    ax1.legend(fontsize=8)
+    ax1.grid(True, alpha=0.3)
+    legend_outside(ax1)
     energy_drift(ax2, [(label, np.array(h.t), h.energy_error()) for label, h in runs.items()])
     ax3.set_xlabel("time (s)")
     ax3.set_ylabel(diagnostic_label)
     ax3.grid(True, which="both", alpha=0.3)
-    ax3.legend(fontsize=8)
+    legend_outside(ax3)
     fig.tight_layout()
     return fig
 
@@ -55,11 +83,15 @@ def plot_history(result, quantities: Sequence[str], x: str = "parameter", ax=Non
     """Plot histories of a :class:`~flexmb.results.Result` against its step parameter (or ``x``).
 
     ``quantities`` are names as in :meth:`Result.series` (``"uy@12"``, ``"total"``,
-    ``"N@beams:3"``); quantities with the same unit share an axis, a second unit gets its own
-    panel. Returns the figure.
+    ``"N@beams:3"``, a sensor's name for all its components); quantities with the same unit share an axis, a second unit gets its own
+    panel. A panel of energies that holds ``total`` with another energy (``kinetic``,
+    ``potential``, ...) also draws the total's change E(t) - E(0) on a second axis at the right:
+    on the energies' scale the total looks constant whatever its error. Legends are below the
+    axes. Returns the figure.
     """
     if not quantities:
         raise ValueError("plot_history: name at least one quantity")
+    quantities = [q for spec in quantities for q in result.sensor_quantities(spec)]   # a sensor: all components
     xs = result.series(x)
     xlabel = f"{result.parameter_name}" + (" (s)" if result.kind == "dynamic" else "") if x == "parameter" \
         else result.label(x)
@@ -69,7 +101,7 @@ def plot_history(result, quantities: Sequence[str], x: str = "parameter", ax=Non
         unit = label[label.rfind("("):] if label.endswith(")") else ""
         by_unit.setdefault(unit, []).append(q)
     if ax is None:
-        fig, axes = panels(len(by_unit), title or _default_title(result), width=6.0, height=4.0)
+        fig, axes = panels(len(by_unit), title or _default_title(result), width=6.0, height=4.6)
     else:
         if len(by_unit) > 1:
             raise ValueError(f"plot_history: quantities with {len(by_unit)} different units need "
@@ -77,14 +109,28 @@ def plot_history(result, quantities: Sequence[str], x: str = "parameter", ax=Non
         fig, axes = ax.figure, [ax]
     for axis, (unit, names) in zip(axes, by_unit.items()):
         for q in names:
-            axis.plot(xs, result.series(q), label=q)
+            axis.plot(xs, result.series(q), label=q, alpha=COMPUTED_ALPHA)
         axis.set_xlabel(xlabel)
         axis.set_ylabel(result.label(names[0]) if len(names) == 1 else f"value {unit}".strip())
         axis.grid(True, alpha=0.3)
-        axis.legend(fontsize=8)
+        handles, labels = axis.get_legend_handles_labels()
+        if "total" in names and len(set(names) & set(ENERGIES)) > 1:
+            handles, labels = _energy_balance(axis, xs, result.series("total"), handles, labels)
+        legend_outside(axis, 8, handles=handles, labels=labels)
     if ax is None:
         fig.tight_layout()
     return fig
+
+
+def _energy_balance(axis, xs: np.ndarray, total: np.ndarray, handles: list, labels: list) -> tuple[list, list]:
+    """Draw E(t) - E(0) of the total on a second axis at the right of ``axis`` (grey, dotted);
+    returns the legend entries of both axes."""
+    twin = axis.twinx()
+    (line,) = twin.plot(xs, total - total[0], color="0.3", linestyle=":", linewidth=1.2, label="total - total(0)")
+    twin.set_ylabel("total - total(0) (J)", color="0.3")
+    twin.tick_params(axis="y", colors="0.3")
+    twin.ticklabel_format(axis="y", style="sci", scilimits=(-3, 3))
+    return handles + [line], labels + [line.get_label()]
 
 
 def _default_title(result) -> str:

@@ -11,6 +11,14 @@ element's co-rotated axes), and the nodal magnitudes ``displacement`` (m, from t
 configuration) and ``velocity`` (m/s, dynamic results), interpolated along the elements and
 over the shell surfaces.
 
+Every picture carries an axes triad (x red, y green, z blue, lower left) and marks the supports
+(grey cones under nodes with prescribed DOFs and at joints to the ground, pointing at the node
+along +y in 2D and +z in 3D) and the joints (orange spheres at the joint points). Colour maps:
+one diverging map (:data:`DIVERGING_MAP`, range symmetric about zero) for signed data, that is
+element outputs with values of both signs beyond :data:`SIGNED_FRACTION` of the largest, and a
+sequential one (:data:`SEQUENTIAL_MAP`) otherwise and for magnitudes; ``cmap="diverging"`` or
+``"sequential"`` chooses, any other name is a matplotlib colour map over the data range.
+
 The camera is fixed, not fitted by pyvista: a parallel projection (isometric in 3D, looking
 along -z in 2D) that frames a given box, so :func:`animate` can frame the whole motion once and
 keep it, with one colour range for all frames.
@@ -46,6 +54,17 @@ BACKGROUND = "white"
 SURFACE_COLOR = "lightsteelblue"
 NAN_COLOR = "lightgrey"
 REFERENCE_COLOR = "grey"
+SUPPORT_COLOR = "dimgrey"
+JOINT_COLOR = "darkorange"
+#: size of support and joint markers, as a fraction of the model size
+MARKER_FRACTION = 0.035
+#: where the axes triad is drawn: (xmin, ymin, xmax, ymax) as fractions of the renderer
+TRIAD_VIEWPORT = (0.0, 0.0, 0.1, 0.16)
+DIVERGING_MAP = "coolwarm"
+SEQUENTIAL_MAP = "viridis"
+#: values count as signed when both signs reach this fraction of the largest magnitude (round-off
+#: of a quantity of one sign does not switch to the diverging map)
+SIGNED_FRACTION = 1e-2
 
 #: how a picture is coloured: colour-bar title, value range, colour map name
 Colour = tuple[str, tuple[float, float], str]
@@ -164,20 +183,32 @@ def _colour_values(result: Result, k: int, u: np.ndarray, color: str
     return values
 
 
-def _colour_scale(samples: Sequence[np.ndarray | list[np.ndarray]], name: str
+def _colour_scale(samples: Sequence[np.ndarray | list[np.ndarray]], name: str, cmap: str | None = None
                   ) -> tuple[tuple[float, float], str]:
-    """Colour range and map for the values of all frames: a symmetric diverging map for element
-    outputs of both signs (tension and compression), else viridis over the finite range."""
+    """Colour range and map for the values of all frames: ``cmap`` None chooses the diverging
+    map with a range symmetric about zero for signed element outputs (tension and compression,
+    see :data:`SIGNED_FRACTION`), else the sequential map over the finite range; "diverging" and
+    "sequential" choose; another name is a matplotlib colour map over the range."""
     flat = [np.ravel(np.concatenate(v) if isinstance(v, list) else v) for v in samples]
     finite = np.concatenate(flat)[np.isfinite(np.concatenate(flat))] if flat else np.zeros(0)
     lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
-    if lo < 0.0 < hi and name not in ("displacement", "velocity"):
-        m = max(-lo, hi)
-        return (-m, m), "coolwarm"
+    largest = max(-lo, hi)
+    if cmap is None:
+        signed = min(-lo, hi) > SIGNED_FRACTION * largest and name not in ("displacement", "velocity")
+        cmap = "diverging" if signed else "sequential"
+    if cmap not in ("diverging", "sequential"):
+        import matplotlib
+
+        if cmap not in matplotlib.colormaps:
+            raise ValueError(f"unknown colour map {cmap!r}; use 'diverging', 'sequential' or a matplotlib colour "
+                             f"map name such as {DIVERGING_MAP!r} or {SEQUENTIAL_MAP!r}")
+    if cmap == "diverging" or cmap == DIVERGING_MAP:
+        m = largest if largest > 0 else 1.0
+        return (-m, m), DIVERGING_MAP
     if hi - lo <= 1e-12 * max(abs(lo), abs(hi)):   # constant values: a range around them
         pad = 0.05 * abs(lo) if lo != 0.0 else 1.0
         lo, hi = lo - pad, hi + pad
-    return (lo, hi), "viridis"
+    return (lo, hi), SEQUENTIAL_MAP if cmap == "sequential" else cmap
 
 
 def _label(result: Result, color: str) -> str:
@@ -225,6 +256,44 @@ def reference_lines(layout: ModelLayout, u: np.ndarray, n_sub: int = 8) -> "pyvi
         cells.append(np.hstack([np.full((n_el, 1), n_s), idx]).ravel())
         start += n_el * n_s
     return pv.PolyData(points, lines=np.concatenate(cells) if cells else np.zeros(0, np.int64))
+
+
+def support_nodes(layout: ModelLayout) -> np.ndarray:
+    """Nodes with at least one prescribed (fixed or driven) DOF, sorted."""
+    return np.unique(layout.node_of_dof(np.asarray(layout.prescribed, dtype=np.int64)))
+
+
+def marker_meshes(layout: ModelLayout, u: np.ndarray) -> dict[str, "pyvista.PolyData"]:
+    """Markers at the DOF vector u (n_dof,), m: ``"supports"`` a cone under each supported node
+    and each joint to the ground, its tip at the point, pointing along +y (2D) or +z (3D);
+    ``"joints"`` a sphere at each joint point (attachments of FE nodes to bodies left out).
+    Empty kinds are left out."""
+    pv = _pyvista()
+    size = MARKER_FRACTION * layout.characteristic_length
+    up = np.eye(3)[1 if layout.dim == 2 else 2]
+    x = lift(layout.positions(np.asarray(u, dtype=float)))
+    joints = lift(layout.joint_positions(np.asarray(u, dtype=float))) if len(layout.joint_points) else np.zeros((0, 3))
+    drawn = np.array([kind != "attach" for kind in layout.joint_kinds], dtype=bool)
+    grounded = drawn & np.any(layout.joint_sides < 0, axis=1) if drawn.size else drawn
+    tips = np.concatenate([x[support_nodes(layout)], joints[grounded]])
+    meshes = {}
+    if len(tips):
+        meshes["supports"] = pv.merge([pv.Cone(center=p - 0.5 * size * up, direction=up, height=size,
+                                               radius=0.6 * size, resolution=12) for p in tips])
+    if drawn.any():
+        meshes["joints"] = pv.merge([pv.Sphere(radius=0.3 * size, center=p, theta_resolution=12, phi_resolution=12)
+                                     for p in joints[drawn]])
+    return meshes
+
+
+def _add_markers(plotter: "pyvista.Plotter", meshes: dict[str, "pyvista.PolyData"]) -> None:
+    """Support and joint markers (named actors: drawing again replaces them) and, once per
+    renderer, the axes triad in the lower left corner."""
+    colours = {"supports": SUPPORT_COLOR, "joints": JOINT_COLOR}
+    for name, mesh in meshes.items():
+        plotter.add_mesh(mesh, color=colours[name], name=name, smooth_shading=True, ambient=0.3, render=False)
+    if getattr(plotter.renderer, "axes_widget", None) is None:
+        plotter.add_axes(interactive=False, line_width=2, color="black", viewport=TRIAD_VIEWPORT)
 
 
 def _bounds(*meshes: "pyvista.PolyData") -> np.ndarray:
@@ -305,7 +374,8 @@ def _frame(plotter: "pyvista.Plotter", bounds: np.ndarray, aspect: float, dim: i
     corners = np.stack(np.meshgrid(*zip(lo, hi), indexing="ij"), -1).reshape(-1, 3) - centre
     half_up, half_right = np.abs(corners @ up).max(), np.abs(corners @ right).max()
     # the free band of the viewport (fractions of its width and height from the lower left)
-    left, right_edge, bottom, top = 0.04, (0.80 if bar else 0.96), 0.05, 0.88
+    # (the axes triad sits left of ``left``, in the lower left corner: TRIAD_VIEWPORT)
+    left, right_edge, bottom, top = TRIAD_VIEWPORT[2], (0.80 if bar else 0.96), 0.05, 0.88
     diag = float(np.linalg.norm(hi - lo))
     scale = max(half_up / (top - bottom), half_right / ((right_edge - left) * aspect), 1e-6 * max(diag, 1.0))
     # the drawing sits in the middle of the free band, not of the whole viewport
@@ -327,6 +397,7 @@ def _picture(plotter: "pyvista.Plotter", result: Result, u: np.ndarray, title: s
     layout = _layout(result)
     mesh = structure_mesh(layout, u, colour_values)
     _draw(plotter, mesh, title, colour, reference, font_size)
+    _add_markers(plotter, marker_meshes(layout, u))
     if bounds is None:
         bounds = _bounds(mesh, *(() if reference is None else (reference,)))
     _frame(plotter, bounds, aspect, layout.dim, camera, colour is not None)
@@ -358,15 +429,17 @@ def _photograph(window_size: Sequence[int], draw: Callable[["pyvista.Plotter"], 
 def render(result: Result, out: str | Path | None = None, step: int = -1, color: str | None = None,
            window_size: Sequence[int] = (1200, 800), scale: float | None = None,
            show_reference: bool = False, title: str | None = None, camera: str | Sequence | None = None,
-           plotter_bounds: Sequence[float] | None = None, clim: Sequence[float] | None = None) -> np.ndarray:
+           plotter_bounds: Sequence[float] | None = None, clim: Sequence[float] | None = None,
+           cmap: str | None = None) -> np.ndarray:
     """Picture of the structure at one step, rendered off-screen; returns the image
     (height, width, 3) uint8 and writes it to ``out`` (.png, .jpg) if given.
 
     ``color``: None (one colour) or a quantity of :func:`quantities` (an element output such as
     ``"N"``, ``"My1"``, ``"axial_strain"``, a shell's ``"bending_moments[0]"`` (M_xx);
     ``"displacement"`` in m; ``"velocity"`` in m/s),
-    with a colour bar titled with its name and unit; ``clim`` fixes the colour range.
-    ``window_size`` is (width, height) in pixels. For modes, ``step`` is the mode index and
+    with a colour bar titled with its name and unit; ``clim`` fixes the colour range; ``cmap``
+    None (a diverging map for signed element outputs, else sequential), "diverging",
+    "sequential" or a matplotlib colour map name. ``window_size`` is (width, height) in pixels. For modes, ``step`` is the mode index and
     ``scale`` the largest drawn mode translation in m (default 10 % of the model size); for
     other results ``scale`` magnifies the drawn displacements and rotations (default 1, the
     true deformation; colours by ``displacement`` stay the true values).
@@ -374,33 +447,47 @@ def render(result: Result, out: str | Path | None = None, step: int = -1, color:
     reference state) as a thin grey wireframe. ``title`` defaults to :func:`default_title`. ``camera``: "iso" (3D
     default), "xy" (2D default), "xz", "yz" or a pyvista camera position; the picture frames
     ``plotter_bounds`` (xmin, xmax, ymin, ymax, zmin, zmax in m) if given, else the drawing.
+    Supports, joints and an axes triad are marked (see the module docstring).
     """
-    layout = _layout(result)
-    k = _step(result, step)
     if out is not None:
         out = _check_suffix(out, IMAGE_SUFFIXES)
+    return _photograph(window_size, lambda plotter: draw_scene(
+        plotter, result, step, color, scale, show_reference, title, camera, plotter_bounds, clim, cmap), out)
+
+
+def draw_scene(plotter: "pyvista.Plotter", result: Result, step: int = -1, color: str | None = None,
+               scale: float | None = None, show_reference: bool = False, title: str | None = None,
+               camera: str | Sequence | None = None, plotter_bounds: Sequence[float] | None = None,
+               clim: Sequence[float] | None = None, cmap: str | None = None) -> None:
+    """Draw one step of a result into the current renderer of a pyvista ``plotter`` (the picture
+    of :func:`render`, same arguments), to add your own items before taking the screenshot.
+    Named actors: ``structure``, ``supports``, ``joints`` (when there are any), ``reference``,
+    ``title``; the axes triad is the renderer's ``axes_actor``."""
+    layout = _layout(result)
+    k = _step(result, step)
     u = _state(result, k, scale)
     values = colour = None
     if color is not None:
         values = _colour_values(result, k, u if result.kind == "modes" else _state(result, k, None), color)
-        limits, cmap = _colour_scale([values], color)
-        colour = (_label(result, color), limits if clim is None else tuple(clim), cmap)
+        limits, colour_map = _colour_scale([values], color, cmap)
+        colour = (_label(result, color), limits if clim is None else tuple(clim), colour_map)
     reference = reference_lines(layout, _reference_state(result)) if show_reference else None
     bounds = None if plotter_bounds is None else np.asarray(plotter_bounds, dtype=float)
-    return _photograph(window_size, lambda plotter: _picture(
-        plotter, result, u, default_title(result, k) if title is None else title, values, colour, reference,
-        bounds, camera, window_size[0] / window_size[1], 14), out)
+    width, height = plotter.window_size
+    _picture(plotter, result, u, default_title(result, k) if title is None else title, values, colour, reference,
+             bounds, camera, width / height, 14)
 
 
 def render_sequence(result: Result, out: str | Path | None = None, steps: Sequence[int] | None = None,
                     color: str | None = None, window_size: Sequence[int] = (1200, 800),
-                    title: str | None = None, camera: str | Sequence | None = None) -> np.ndarray:
+                    title: str | None = None, camera: str | Sequence | None = None,
+                    cmap: str | None = None) -> np.ndarray:
     """Several steps in one picture (a stroboscopic view of a motion or a load path, as in the
     figures of the classic papers); returns the image (height, width, 3) uint8 and writes it to
     ``out`` if given.
 
-    ``steps`` default: about ten steps evenly over the result. ``color`` as in :func:`render`,
-    with one colour range over all drawn steps.
+    ``steps`` default: about ten steps evenly over the result. ``color`` and ``cmap`` as in
+    :func:`render`, with one colour range over all drawn steps.
     """
     pv = _pyvista()
     layout = _layout(result)
@@ -417,14 +504,20 @@ def render_sequence(result: Result, out: str | Path | None = None, steps: Sequen
     mesh = pv.merge([structure_mesh(layout, u, v) for u, v in zip(states, values)])
     colour = None
     if color is not None:
-        limits, cmap = _colour_scale(values, color)
-        colour = (_label(result, color), limits, cmap)
+        limits, colour_map = _colour_scale(values, color, cmap)
+        colour = (_label(result, color), limits, colour_map)
     if title is None:
         first, last = default_title(result, ks[0]), default_title(result, ks[-1])
         title = f"{first} to {last.split('= ')[-1] if result.kind == 'dynamic' else last} ({len(ks)} steps)"
 
+    markers: dict[str, list] = {}
+    for u in states:
+        for name, m in marker_meshes(layout, u).items():
+            markers.setdefault(name, []).append(m)
+
     def draw(plotter: "pyvista.Plotter") -> None:
         _draw(plotter, mesh, title, colour, None, 14)
+        _add_markers(plotter, {name: pv.merge(ms) for name, ms in markers.items()})
         _frame(plotter, _bounds(mesh), window_size[0] / window_size[1], layout.dim, camera, colour is not None)
 
     return _photograph(window_size, draw, out)
@@ -444,14 +537,14 @@ def frame_steps(n_steps: int, every: int = 1, max_frames: int = 200) -> np.ndarr
 
 def animate(result: Result, out: str | Path, every: int = 1, fps: float = 15, color: str | None = None,
             window_size: Sequence[int] = (800, 600), max_frames: int = 200, mode: int = 0,
-            scale: float | None = None, camera: str | Sequence | None = None) -> Path:
+            scale: float | None = None, camera: str | Sequence | None = None, cmap: str | None = None) -> Path:
     """Animation of a result written to ``out``: ``.gif`` (pillow) or ``.mp4`` (needs imageio
     and imageio-ffmpeg); returns the path.
 
     Frames are the steps of :func:`frame_steps` (``every``, ``max_frames``); for modes, mode
     ``mode`` oscillating as ``scale * sin`` over one period of at most ``max_frames`` frames
     (``scale`` as in :func:`render`). The camera frames the motion of all frames and the colour
-    range (``color`` as in :func:`render`) covers them all, so the picture does not jump.
+    range (``color`` and ``cmap`` as in :func:`render`) covers them all, so the picture does not jump.
     A GIF stores consecutive identical frames once, with their durations added.
     """
     out = _check_suffix(out, MOVIE_SUFFIXES)
@@ -470,8 +563,8 @@ def animate(result: Result, out: str | Path, every: int = 1, fps: float = 15, co
     bounds = _motion_bounds(layout, (u for _, u in frames))
     colour = None
     if color is not None:
-        limits, cmap = _colour_scale(values, color)
-        colour = (_label(result, color), limits, cmap)
+        limits, colour_map = _colour_scale(values, color, cmap)
+        colour = (_label(result, color), limits, colour_map)
     plotter = _plotter(window_size)
     aspect = window_size[0] / window_size[1]
 
