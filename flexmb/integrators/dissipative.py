@@ -10,7 +10,7 @@ over) and leave the resolved motion nearly untouched; ``rho_inf = 1`` is no diss
   neither conserved nor bounded by construction in nonlinear problems (unconditional stability
   holds for linear ones only).
 * :class:`EnergyDecayingMidPoint` (``"energy-decaying"``): the mid-point scheme of Crisfield &
-  Shi (1993) with a strain-based dissipation of the bars' axial force (Kuhl & Ramm 1996,
+  Shi (1993) with a strain-based dissipation of the bars' (and planar beams') chord stretching (Kuhl & Ramm 1996,
   Armero & Romero 2001): the total energy decays monotonically for any step (unconditional
   stability of the nonlinear scheme), linear and angular momentum are conserved; first order
   in the strain rate, so nearly rigid motion is hardly affected; the displacement mode's
@@ -32,9 +32,14 @@ import numpy as np
 from flexmb.assembly import Assembly
 from flexmb.checks import ModelError
 from flexmb.elements.corotational import chord
+from flexmb.elements.beam2d import Beam2D
 from flexmb.elements.truss import Truss
 from flexmb.integrators.newton import NewtonSettings
 from flexmb.integrators.schemes import MidPoint, Newmark, State, StepResidual
+
+
+#: element DOFs of a Beam2D's end translations [u1, v1, u2, v2] (its rotations are 2 and 5)
+_BEAM2D_TRANSLATIONS = np.array([0, 1, 3, 4])
 
 
 def check_rho_inf(rho_inf: float, scheme: str) -> float:
@@ -164,19 +169,22 @@ def energy_decaying_parameter(rho_inf: float) -> float:
     return (1.0 - rho_inf) / (2.0 * (1.0 + rho_inf))
 
 
-def truss_dissipative_force(X: np.ndarray, u0: np.ndarray, u1: np.ndarray, EA: np.ndarray, xi: float,
+def chord_dissipative_force(X: np.ndarray, u0: np.ndarray, u1: np.ndarray, EA: np.ndarray, xi: float,
                             tangent: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
-    """Dissipative mid-point force of co-rotational bars and its derivative w.r.t. u1.
+    """Dissipative mid-point force of co-rotational chords (bars, and the chords of planar beams)
+    and its derivative w.r.t. u1.
 
-    ``q_d = c_d x21_m [-1; 1]`` with ``c_d = 2 xi (N_{n+1} - N_n) / (l_n + l_{n+1})``: the axial
-    force ``xi (N_{n+1} - N_n)`` along the mid-point chord, in the form of the energy-conserving
-    force (Crisfield & Shi 1993, eq. 20) so that, since ``x21_m . dx21 = (l_{n+1}^2 - l_n^2) / 2``,
+    ``q_d = c_d x21_m [-1; 1]`` with ``c_d = 2 xi (N_{n+1} - N_n) / (l_n + l_{n+1})`` and the chord
+    force ``N = EA (l - l0) / l0``: the axial force ``xi (N_{n+1} - N_n)`` along the mid-point chord,
+    in the form of the energy-conserving force (Crisfield & Shi 1993, eq. 20) so that, since
+    ``x21_m . dx21 = (l_{n+1}^2 - l_n^2) / 2``,
     ``q_d . (d_{n+1} - d_n) = xi (N_{n+1} - N_n)(l_{n+1} - l_n) = xi EA/l0 (l_{n+1} - l_n)^2 >= 0``
     (the strain-based dissipation of Armero & Romero 2001 and Kuhl & Ramm 1996's shifted stress).
     Along the mid-point chord it has no resultant and no moment about the mid-point
     configuration: it changes neither momentum.
 
-    X (n_el, 2, dim) reference nodes (m), u0, u1 (n_el, 2 dim) element DOFs, EA (n_el,) N.
+    X (n_el, 2, dim) reference nodes (m), u0, u1 (n_el, 2 dim) the chord ends' translations, EA
+    (n_el,) N.
     Returns q_d (n_el, 2 dim), N, and with ``tangent`` dq_d/du1 (n_el, 2 dim, 2 dim), else None.
     """
     dim = X.shape[2]
@@ -204,11 +212,11 @@ class EnergyDecayingMidPoint(MidPoint):
 
     Kinematics ``u_{n+1} - u_n = dt ((1/2 + chi) v_{n+1} + (1/2 - chi) v_n)`` and balance
     ``M (v_{n+1} - v_n) / dt + q_m + q_d - f_m = 0`` with the elements' energy-conserving mid-point
-    force q_m and the bars' dissipative force q_d (:func:`truss_dissipative_force`); chi = 0 here
+    force q_m and the chords' dissipative force q_d (:func:`chord_dissipative_force`); chi = 0 here
     (the conserving scheme's kinematics), chi = xi in :class:`EnergyDecayingVelocityMidPoint`.
     With ``dv = v_{n+1} - v_n``, exactly (for any step, to the Newton tolerance)::
 
-        K_{n+1} + Phi_{n+1} - (K_n + Phi_n) = W - chi dv^T M dv - sum_bars xi (N_{n+1} - N_n)(l_{n+1} - l_n)
+        K_{n+1} + Phi_{n+1} - (K_n + Phi_n) = W - chi dv^T M dv - sum_elements xi EA/l0 (l_{n+1} - l_n)^2
 
     where W is the work of loads and supports over the step (the mid-point's): the total energy
     of a conservative model decays monotonically for any step, so the nonlinear scheme is
@@ -224,10 +232,12 @@ class EnergyDecayingMidPoint(MidPoint):
     accurate for rho_inf < 1, but a motion without stretching (rigid, or nearly rigid stiff bars)
     is hardly affected. rho_inf = 1 is the energy-conserving mid-point scheme.
 
-    Supports models whose element groups are co-rotational trusses (2D or 3D), with point masses,
-    loads, prescribed motions and joints (the mid-point's discrete-gradient joints, which do no
-    work); other element groups (their dissipation would need its own strain-based form) and
-    configuration-dependent masses are refused.
+    Supports models whose element groups are co-rotational trusses (2D or 3D) and planar beams
+    (Beam2D with lumped or consistent mass; the dissipation acts on their chord length, i.e. the
+    axial vibration, not on bending, whose unresolved modes stay undamped as in the conserving
+    scheme), with point masses, loads, prescribed motions and joints (the mid-point's
+    discrete-gradient joints, which do no work). Other element groups (their dissipation would
+    need its own strain-based form) and configuration-dependent (cubic) masses are refused.
     """
 
     name = "energy-decaying"
@@ -236,18 +246,23 @@ class EnergyDecayingMidPoint(MidPoint):
 
     def __init__(self, assembly: Assembly, rho_inf: float = 0.8) -> None:
         super().__init__(assembly)
-        _refuse_spatial_rotations(assembly, self.name)
         for group in assembly.groups:
-            if not isinstance(group, Truss):
+            if type(group) not in (Truss, Beam2D):
                 raise ModelError(f"scheme {self.name!r}: element group {group.name!r} is a {type(group).__name__}; "
-                                 "the energy-decaying mid-point scheme supports truss groups only (its "
+                                 "the energy-decaying mid-point scheme supports truss and Beam2D groups only (its "
                                  "dissipation is strain-based per element type); use 'generalized-alpha'")
+        _refuse_spatial_rotations(assembly, self.name)
         if assembly.configuration_masses:
-            raise ModelError(f"scheme {self.name!r}: configuration-dependent (cubic) masses are not supported")
+            group = assembly.groups[assembly.configuration_masses[0][0]]
+            raise ModelError(f"scheme {self.name!r}: element group {group.name!r} has mass='cubic' (configuration-"
+                             "dependent); the energy-decaying schemes take lumped or consistent masses only")
         self.rho_inf = check_rho_inf(rho_inf, self.name)
         self.xi = energy_decaying_parameter(self.rho_inf)
         self.chi = self.xi if self.velocity_dissipation else 0.0
         self._reference = [assembly.model.coordinates[g.connectivity] for g in assembly.groups]  # (n_el, 2, dim)
+        #: per group, the element DOFs of the chord's end translations (a bar's all, a beam's but the rotations)
+        self._chord_dofs = [np.arange(2 * g.dim) if type(g) is Truss else _BEAM2D_TRANSLATIONS
+                            for g in assembly.groups]
 
     def _motion(self, s: State, dt: float, u1: np.ndarray):
         d = u1 - s.u
@@ -255,13 +270,21 @@ class EnergyDecayingMidPoint(MidPoint):
         return v1, (v1 - s.v) / dt, d, None, None
 
     def _dissipative_force(self, u0: np.ndarray, u1: np.ndarray, data: np.ndarray | None) -> np.ndarray:
-        """q_d (n_dof,) of all (truss) groups; with ``data`` (nnz,) dq_d/du1 added into it."""
+        """q_d (n_dof,) of all groups' chords; with ``data`` (nnz,) dq_d/du1 added into it."""
         asm = self.asm
-        terms = [truss_dissipative_force(X, a, b, g.EA, self.xi, data is not None)
-                 for g, X, a, b in zip(asm.groups, self._reference, asm.gather(u0), asm.gather(u1))]
+        forces, tangents = [], []
+        for g, X, c, a, b in zip(asm.groups, self._reference, self._chord_dofs, asm.gather(u0), asm.gather(u1)):
+            q_chord, K_chord = chord_dissipative_force(X, a[:, c], b[:, c], g.EA, self.xi, data is not None)
+            q = np.zeros_like(a)                                          # (n_el, ne)
+            q[:, c] = q_chord
+            forces.append(q)
+            if data is not None:
+                K = np.zeros((*a.shape, a.shape[1]))                      # (n_el, ne, ne)
+                K[:, c[:, None], c[None, :]] = K_chord
+                tangents.append(K)
         if data is not None:
-            asm.matrix_data([K for _, K in terms], out=data)
-        return asm.vector([q for q, _ in terms])
+            asm.matrix_data(tangents, out=data)
+        return asm.vector(forces)
 
     def residual(self, s: State, dt: float, u1: np.ndarray, tangent: bool = True) -> StepResidual:
         asm = self.asm
