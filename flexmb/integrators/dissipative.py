@@ -109,27 +109,29 @@ class GeneralizedAlpha(Newmark):
         super().__init__(assembly)
         _refuse_spatial_rotations(assembly, self.name)
         self.parameters = AlphaParameters.from_rho_inf(check_rho_inf(rho_inf, self.name))
-        self._start: tuple[State, np.ndarray] | None = None
+        #: the start state of the current step, its fixed balance terms and its external force (n_dof,)
+        self._start: tuple[State, np.ndarray, np.ndarray] | None = None
 
     @property
     def rho_inf(self) -> float:
         return self.parameters.rho_inf
 
-    def _start_terms(self, s: State) -> np.ndarray:
-        """(alpha_f (q_n - f_n + G_n^T lambda_n - r_n) + alpha_m I_n) / (1 - alpha_f) (n_dof,): the
-        step's fixed part of the balance, computed once per start state."""
+    def _start_terms(self, s: State) -> tuple[np.ndarray, np.ndarray]:
+        """(alpha_f (q_n - f_n + G_n^T lambda_n - r_n) + alpha_m I_n) / (1 - alpha_f) (n_dof,), the
+        step's fixed part of the balance, and f_n (n_dof,), computed once per start state."""
         if self._start is not None and self._start[0] is s:
-            return self._start[1]
+            return self._start[1:]
         asm, p = self.asm, self.parameters
-        force = asm.internal_force(s.u) - asm.external_force(s.t, u=s.u) - s.reaction
+        f0 = asm.external_force(s.t, u=s.u)
+        force = asm.internal_force(s.u) - f0 - s.reaction
         if s.constraint_force is not None:
             force = force + s.constraint_force
         inertia = asm.mass_times(s.a)
         if asm.configuration_masses:
             inertia += asm.end_point_inertia(s.u, s.v, s.a)[0]
         terms = (p.alpha_f * force + p.alpha_m * inertia) / (1.0 - p.alpha_f)
-        self._start = (s, terms)
-        return terms
+        self._start = (s, terms, f0)
+        return terms, f0
 
     def _motion(self, s: State, dt: float, u1: np.ndarray):
         p = self.parameters
@@ -156,16 +158,17 @@ class GeneralizedAlpha(Newmark):
             inertia = inertia + f_c
             if tangent:
                 data += weight * d_c
-        g = q1 - f1 + weight * inertia + self._start_terms(s)
-        f_avg = 0.5 * (asm.external_force(s.t, u=s.u) + f1)   # for the trapezoidal work balance
+        start_terms, f0 = self._start_terms(s)
+        g = q1 - f1 + weight * inertia + start_terms
+        f_avg = 0.5 * (f0 + f1)                                 # for the trapezoidal work balance
         return StepResidual(g, data, self._scale(s, dt, u1, v1, q1, f1, inertia), f_avg,
                             velocity=v1, acceleration=a1)
 
 
 def energy_decaying_parameter(rho_inf: float) -> float:
-    """The dissipation parameter xi = (1 - rho_inf) / (2 (1 + rho_inf)) of
-    :class:`EnergyDecayingMidPoint` (xi in [0, 1/2]): its spectral radius at infinity is
-    (1/2 - xi) / (1/2 + xi) = rho_inf."""
+    """The dissipation parameter xi = (1 - rho_inf) / (2 (1 + rho_inf)) of the energy-decaying
+    schemes (xi in [0, 1/2]): the eigenvalue at infinite frequency of the modes it damps is
+    -(1/2 - xi) / (1/2 + xi) = -rho_inf."""
     return (1.0 - rho_inf) / (2.0 * (1.0 + rho_inf))
 
 
