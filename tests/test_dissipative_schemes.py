@@ -364,17 +364,19 @@ def test_chord_dissipative_force_energy_momentum_and_tangent():
     assert np.abs(K - K_fd).max() / np.abs(K).max() < 1e-6
 
 
-def test_generalized_alpha_restart_continues_the_run(tmp_path):
-    """A generalized-alpha run stopped and restarted from its file equals the uninterrupted one
-    (the state holds everything the scheme needs: u, v, a, reactions), and keeps its rho_inf."""
+@pytest.mark.parametrize("name", ["generalized-alpha", "energy-decaying"])
+def test_restart_continues_the_run(tmp_path, name):
+    """A run stopped and restarted from its file equals the uninterrupted one to 1e-12 m (the
+    state holds everything the schemes need: u, v, a, reactions), and keeps its rho_inf; another
+    rho_inf is refused."""
     asm = pendulum_chain(3)
-    whole = fm.integrate(asm, 0.01, 0.2, scheme="generalized-alpha", rho_inf=0.3)
-    fm.integrate(asm, 0.01, 0.1, scheme="generalized-alpha", rho_inf=0.3, save_to=tmp_path / "run.h5")
-    continued = fm.integrate(asm, 0.01, 0.2, scheme="generalized-alpha", restart_from=tmp_path / "run.h5")
+    whole = fm.integrate(asm, 0.01, 0.2, scheme=name, rho_inf=0.3)
+    fm.integrate(asm, 0.01, 0.1, scheme=name, rho_inf=0.3, save_to=tmp_path / "run.h5")
+    continued = fm.integrate(asm, 0.01, 0.2, scheme=name, restart_from=tmp_path / "run.h5")
     assert continued.meta["rho_inf"] == 0.3
     assert np.abs(np.array(continued.u)[-1] - np.array(whole.u)[-1]).max() < 1e-12
     with pytest.raises(fm.ModelError, match="rho_inf = 0.3"):
-        fm.integrate(asm, 0.01, 0.3, scheme="generalized-alpha", rho_inf=0.5, restart_from=tmp_path / "run.h5")
+        fm.integrate(asm, 0.01, 0.3, scheme=name, rho_inf=0.5, restart_from=tmp_path / "run.h5")
 
 
 def test_bad_input_names_the_scheme_and_value():
