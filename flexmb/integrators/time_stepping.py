@@ -67,9 +67,11 @@ def integrate(model: Model | Assembly, dt: float, t_end: float, scheme: str = "m
     ----------
     model : the model, or an :class:`~flexmb.assembly.Assembly` built from it (reused).
     scheme : ``"mid-point"`` (energy conserving), ``"newmark"`` (trapezoidal baseline),
-        ``"generalized-alpha"`` (Chung & Hulbert 1993, second order, numerical dissipation) or
-        ``"energy-decaying"`` (the mid-point scheme with numerical dissipation: energy decays
-        monotonically, first order; trusses only); see :mod:`flexmb.integrators.dissipative`.
+        ``"generalized-alpha"`` (Chung & Hulbert 1993, second order, numerical dissipation),
+        ``"energy-decaying"`` (the mid-point scheme with strain-based numerical dissipation:
+        energy decays monotonically, momenta conserved, first order in the strain rate; trusses
+        and planar beams) or ``"energy-decaying-velocity"`` (the same with dissipation in the
+        kinematics too); see :mod:`flexmb.integrators.dissipative`.
     u0, v0 : initial displacements and velocities over all DOFs (n_dof,); default zero.
         Prescribed DOFs take the value and velocity of their prescribed functions at t0. At the
         rotation DOFs of 3D nodes, u0 is the rotation vector and v0 the spatial angular velocity.
@@ -94,9 +96,9 @@ def integrate(model: Model | Assembly, dt: float, t_end: float, scheme: str = "m
         different work, or end apart): ``"error"`` stops the run with :class:`BranchChangeError`,
         ``"warn"`` enters a warning in the run log and carries on with the half steps, ``"off"``
         skips the check.
-    rho_inf : spectral radius at infinite frequency in [0, 1] of ``"generalized-alpha"`` and
-        ``"energy-decaying"`` (default 0.8): 1 is no numerical dissipation, 0 removes the highest
-        modes in one step. Not taken by the other schemes.
+    rho_inf : spectral radius at infinite frequency in [0, 1] of the dissipative schemes (default
+        0.8): 1 is no numerical dissipation, 0 removes the highest modes in one step. Not taken
+        by ``"mid-point"`` and ``"newmark"``; a restart takes the file's.
 
     Returns
     -------
