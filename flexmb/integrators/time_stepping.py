@@ -24,6 +24,7 @@ from flexmb.assembly import Assembly
 from flexmb.checks import FlexmbWarning, check_integrate
 from flexmb.integrators.newton import (MODIFIED_NEWTON_MIN_SIZE, NewtonFailure, NewtonSettings, SingularJacobian,
                                        newton_solve)
+from flexmb.integrators.dissipative import DISSIPATIVE_SCHEMES
 from flexmb.integrators.schemes import SCHEMES, Scheme, State
 from flexmb.model import Model, ModelError
 from flexmb.multibody.initial import check_initial_state
@@ -31,6 +32,9 @@ from flexmb.progress import Progress
 from flexmb.results import ModelLayout, TimeHistory, load_result
 
 logger = logging.getLogger("flexmb")
+
+#: every time integration scheme by name; the dissipative ones take ``rho_inf``
+ALL_SCHEMES = {**SCHEMES, **DISSIPATIVE_SCHEMES}
 
 #: largest rotation correction (rad) of one Newton iteration in time integration
 MAX_ROTATION_CORRECTION = 0.5
@@ -55,13 +59,19 @@ def integrate(model: Model | Assembly, dt: float, t_end: float, scheme: str = "m
               newton: NewtonSettings | None = None, max_cutbacks: int = 6, output_every: int = 1,
               progress: bool | None = None, save_to: str | Path | None = None,
               keep_newton_logs: bool = False, max_steps: int | None = None, overwrite: bool = False,
-              restart_from: str | Path | None = None, cutback_check: str = "error") -> TimeHistory:
+              restart_from: str | Path | None = None, cutback_check: str = "error",
+              rho_inf: float | None = None) -> TimeHistory:
     """Integrate from ``t0`` to ``t_end`` with steps ``dt`` (s).
 
     Parameters
     ----------
     model : the model, or an :class:`~flexmb.assembly.Assembly` built from it (reused).
-    scheme : ``"mid-point"`` (energy conserving) or ``"newmark"`` (trapezoidal baseline).
+    scheme : ``"mid-point"`` (energy conserving), ``"newmark"`` (trapezoidal baseline),
+        ``"generalized-alpha"`` (Chung & Hulbert 1993, second order, numerical dissipation),
+        ``"energy-decaying"`` (the mid-point scheme with strain-based numerical dissipation:
+        energy decays monotonically, momenta conserved, first order in the strain rate; trusses
+        and planar beams) or ``"energy-decaying-velocity"`` (the same with dissipation in the
+        kinematics too); see :mod:`flexmb.integrators.dissipative`.
     u0, v0 : initial displacements and velocities over all DOFs (n_dof,); default zero.
         Prescribed DOFs take the value and velocity of their prescribed functions at t0. At the
         rotation DOFs of 3D nodes, u0 is the rotation vector and v0 the spatial angular velocity.
@@ -86,6 +96,9 @@ def integrate(model: Model | Assembly, dt: float, t_end: float, scheme: str = "m
         different work, or end apart): ``"error"`` stops the run with :class:`BranchChangeError`,
         ``"warn"`` enters a warning in the run log and carries on with the half steps, ``"off"``
         skips the check.
+    rho_inf : spectral radius at infinite frequency in [0, 1] of the dissipative schemes (default
+        0.8): 1 is no numerical dissipation, 0 removes the highest modes in one step. Not taken
+        by ``"mid-point"`` and ``"newmark"``; a restart takes the file's.
 
     Returns
     -------
@@ -104,11 +117,14 @@ def integrate(model: Model | Assembly, dt: float, t_end: float, scheme: str = "m
     asm = model if isinstance(model, Assembly) else Assembly(model)
     restarted: tuple[TimeHistory, State] | None = None
     if restart_from is not None:
-        restarted = _restart_point(asm, Path(restart_from), scheme, dt, t0, u0, v0)
+        restarted = _restart_point(asm, Path(restart_from), scheme, dt, t0, u0, v0, rho_inf)
         t0 = restarted[0].meta["t0"]
     check_integrate(asm, dt, t_end, t0, u0, v0, newton, max_cutbacks, output_every, max_steps)
-    if scheme not in SCHEMES:
-        raise ModelError(f"integrate: unknown scheme {scheme!r}; choose one of {', '.join(SCHEMES)}")
+    if scheme not in ALL_SCHEMES:
+        raise ModelError(f"integrate: unknown scheme {scheme!r}; choose one of {', '.join(ALL_SCHEMES)}")
+    if rho_inf is not None and scheme not in DISSIPATIVE_SCHEMES:
+        raise ModelError(f"integrate: rho_inf = {rho_inf!r} is a parameter of {' and '.join(DISSIPATIVE_SCHEMES)}, "
+                         f"not of scheme {scheme!r}")
     if cutback_check not in CUTBACK_CHECKS:
         raise ModelError(f"integrate: cutback_check must be one of {', '.join(map(repr, CUTBACK_CHECKS))}, "
                          f"got {cutback_check!r}")
@@ -117,7 +133,9 @@ def integrate(model: Model | Assembly, dt: float, t_end: float, scheme: str = "m
         load = asm.model.vector_loads[0]
         raise ModelError(f"{load.kind} load at node {load.node}: configuration-dependent loads are "
                          "supported in statics and buckling only, not yet in time integration")
-    stepper: Scheme = SCHEMES[scheme](asm)
+    if restarted is not None and rho_inf is None:
+        rho_inf = restarted[0].meta.get("rho_inf")              # a restart continues with the file's
+    stepper: Scheme = ALL_SCHEMES[scheme](asm) if rho_inf is None else ALL_SCHEMES[scheme](asm, rho_inf=rho_inf)
     target = Path(save_to) if save_to is not None else None
     if restarted is None:
         n = asm.n_dof
@@ -129,6 +147,8 @@ def integrate(model: Model | Assembly, dt: float, t_end: float, scheme: str = "m
         state = stepper.initial_state(t0, u0, v0)
         history = TimeHistory(scheme, dt, ModelLayout.from_assembly(asm))
         history.meta["t0"] = float(t0)
+        if scheme in DISSIPATIVE_SCHEMES:
+            history.meta["rho_inf"] = stepper.rho_inf
         k_done, resume, restart_note = 0, False, ""
     else:
         history, state = restarted
@@ -169,7 +189,7 @@ def integrate(model: Model | Assembly, dt: float, t_end: float, scheme: str = "m
 
 
 def _restart_point(asm: Assembly, path: Path, scheme: str, dt: float, t0: float, u0: np.ndarray | None,
-                   v0: np.ndarray | None) -> tuple[TimeHistory, State]:
+                   v0: np.ndarray | None, rho_inf: float | None = None) -> tuple[TimeHistory, State]:
     """The history in result file ``path`` (every complete step) and the scheme's state at its
     last step; refuses a file that does not belong to this model, scheme and dt."""
     where = f"restart_from {path}"
@@ -190,6 +210,9 @@ def _restart_point(asm: Assembly, path: Path, scheme: str, dt: float, t0: float,
     if scheme != history.scheme:
         raise ModelError(f"{where}: the run used scheme {history.scheme!r}; a restart continues it with the same "
                          f"scheme (got {scheme!r})")
+    if rho_inf is not None and rho_inf != history.meta.get("rho_inf"):
+        raise ModelError(f"{where}: the run used rho_inf = {history.meta.get('rho_inf')!r}; a restart continues with "
+                         f"it (got rho_inf = {rho_inf!r}; leave rho_inf out)")
     if dt != history.dt:
         raise ModelError(f"{where}: the run used dt = {history.dt!r} s; a restart continues with the same step "
                          f"(got dt = {dt!r} s). To change the step, start a new run from the file's last state "
