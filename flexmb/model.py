@@ -37,6 +37,7 @@ from flexmb.checks import (CheckedFunction, ModelError, check_keywords, evaluate
 from flexmb.elements.base import ElementGroup
 from flexmb.elements.beam2d import Beam2D
 from flexmb.elements.beam3d import Beam3D
+from flexmb.elements.force_elements import PointSpringDamper
 from flexmb.elements.shell3 import Shell3
 from flexmb.elements.truss import Truss
 from flexmb.multibody.joints import JOINT_KINDS, Drive, Joint, RigidBody, joint_frame
@@ -148,6 +149,8 @@ class Model:
     bodies: list[RigidBody] = field(default_factory=list, init=False)
     joints: list[Joint] = field(default_factory=list, init=False)
     gravity: np.ndarray = field(init=False)
+    #: the force-element groups by kind (ground side, rotations), index into ``groups``
+    force_groups: dict[tuple[bool, bool], int] = field(default_factory=dict, init=False, repr=False)
     #: counts the changes made through the methods; an Assembly records it when it is built
     #: so that an analysis can refuse an Assembly of an older state of the model
     revision: int = field(default=0, init=False, repr=False, compare=False)
@@ -547,6 +550,112 @@ class Model:
         node = self._check_node(node, "attach")
         return self.add_joint("attach", body, node, at=self.coordinates[node], name=name or f"attach node {node}")
 
+    # ---------------------------------------------------------- force elements
+    @keywords_listed
+    def add_spring(self, a: int | RigidBody | None, b: int | RigidBody | None, k: float,
+                   rest_length: float | None = None, preload: float = 0.0, at_a: Sequence[float] | None = None,
+                   at_b: Sequence[float] | None = None, name: str | None = None) -> "ForceElement":
+        """A linear point-to-point spring between side ``a`` and side ``b`` (a node, a
+        :class:`RigidBody`, or None for the ground): force ``F = k (l - rest_length) + preload``
+        along the line of its points, tension positive.
+
+        k in N/m (>= 0); rest_length in m (default: the distance of the points in the reference
+        configuration); preload in N (the force at the rest length); ``at_a``, ``at_b``: the
+        attachment points in the reference configuration (m, global axes; default: the node or
+        the body's centre of mass; on the ground side required): a point off a node turns with
+        it, so it needs a node with rotations (a rigid body or a beam node). Energy-consistent in
+        the mid-point scheme (see :mod:`flexmb.elements.force_elements`); seen by statics, modes,
+        buckling and linearization. Returns a :class:`ForceElement` naming its group and index
+        (its outputs ``force`` and ``length`` are element outputs of that group).
+        """
+        return self._add_spring_damper("spring", a, b, k, 0.0, rest_length, preload, at_a, at_b, name)
+
+    @keywords_listed
+    def add_damper(self, a: int | RigidBody | None, b: int | RigidBody | None, c: float,
+                   at_a: Sequence[float] | None = None, at_b: Sequence[float] | None = None,
+                   name: str | None = None) -> "ForceElement":
+        """A linear point-to-point damper: force ``c dl/dt`` (N) along the line of its points,
+        c in N s/m (>= 0); sides and points as :meth:`add_spring`. The energy it dissipates is
+        booked in ``TimeHistory.dissipated``."""
+        return self._add_spring_damper("damper", a, b, 0.0, c, None, 0.0, at_a, at_b, name)
+
+    @keywords_listed
+    def add_spring_damper(self, a: int | RigidBody | None, b: int | RigidBody | None, k: float, c: float,
+                          rest_length: float | None = None, preload: float = 0.0,
+                          at_a: Sequence[float] | None = None, at_b: Sequence[float] | None = None,
+                          name: str | None = None) -> "ForceElement":
+        """A spring (:meth:`add_spring`) and a damper (:meth:`add_damper`) in parallel between the
+        same points: ``F = k (l - rest_length) + preload + c dl/dt``; k in N/m, c in N s/m."""
+        return self._add_spring_damper("spring-damper", a, b, k, c, rest_length, preload, at_a, at_b, name)
+
+    def _node_rotates(self, node: int) -> bool:
+        return any(b.node == node for b in self.bodies) or any(
+            g.has_rotations and node in g.connectivity for g in self.groups if not isinstance(g, PointSpringDamper))
+
+    def _add_spring_damper(self, kind: str, a, b, k, c, rest_length, preload, at_a, at_b, name) -> "ForceElement":
+        name = name or f"{kind} {sum(self.groups[i].n_elements for i in self.force_groups.values())}"
+        what = f"{kind} {name!r}"
+        k = real(k, f"{what}: k (N/m)", low=0.0)
+        c = real(c, f"{what}: c (N s/m)", low=0.0)
+        preload = real(preload, f"{what}: preload (N)")
+        sides = []
+        for side, at, label in ((a, at_a, "a"), (b, at_b, "b")):
+            node = self._side(side, what)
+            if node < 0:
+                if at is None:
+                    raise ModelError(f"{what}: side {label} is the ground; give its fixed point at_{label} (m)")
+                sides.append((None, real_array(at, f"{what}: at_{label} (m)", (self.dim,))))
+                continue
+            point = self.coordinates[node] if at is None else real_array(at, f"{what}: at_{label} (m)", (self.dim,))
+            if not np.allclose(point, self.coordinates[node], rtol=0.0, atol=1e-12 * self.characteristic_length) \
+                    and not self._node_rotates(node):
+                raise ModelError(f"{what}: at_{label} = {point.tolist()} is off node {node} at "
+                                 f"{self.coordinates[node].tolist()}, which has no rotations to carry it; "
+                                 "attach at the node or to a rigid body / beam node")
+            sides.append((node, point))
+        if sides[0][0] is None and sides[1][0] is None:
+            raise ModelError(f"{what}: both sides are the ground")
+        if sides[1][0] is None:                                   # the ground is side a of the group
+            sides.reverse()
+        length = float(np.linalg.norm(sides[1][1] - sides[0][1]))
+        if length <= 1e-12 * self.characteristic_length:
+            raise ModelError(f"{what}: its two points coincide at {sides[0][1].tolist()} in the reference "
+                             "configuration; the direction of its force would be undefined")
+        rest = length if rest_length is None else real(rest_length, f"{what}: rest_length (m)", low=0.0)
+        nodes = [n for n, _ in sides if n is not None]
+        offsets = [p - self.coordinates[n] for n, p in sides if n is not None]
+        rotations = any(np.any(o) for o in offsets)
+        if rotations and not all(self._node_rotates(n) for n in nodes):
+            plain = next(n for n in nodes if not self._node_rotates(n))
+            raise ModelError(f"{what}: a point off a body needs rotations at both sides; node {plain} has none "
+                             "(a spring from a body's offset point to a plain node is not supported yet: "
+                             "attach it to a body or beam node)")
+        ground = sides[0][0] is None
+        key = (ground, rotations)
+        new = dict(connectivity=[nodes], k=[k], rest_length=[rest], preload=[preload], c=[c],
+                   offsets=[offsets], anchor=[sides[0][1]] if ground else None, labels=[what])
+        if key in self.force_groups:
+            old = self.groups[self.force_groups[key]]
+            new = dict(connectivity=np.vstack([old.connectivity, new["connectivity"]]),
+                       k=np.append(old.k, k), rest_length=np.append(old.rest_length, rest),
+                       preload=np.append(old.preload, preload), c=np.append(old.c, c),
+                       offsets=np.concatenate([old.offsets, new["offsets"]]),
+                       anchor=np.vstack([old.anchor, new["anchor"]]) if ground else None,
+                       labels=old.labels + [what])
+        group_name = "springs" + {(False, False): "", (False, True): " (bodies)", (True, False): " (ground)",
+                                  (True, True): " (ground, bodies)"}[key]
+        group = PointSpringDamper(np.asarray(new["connectivity"], dtype=np.int64), self.dim, new["k"],
+                                  new["rest_length"], new["preload"], new["c"], np.asarray(new["offsets"], float),
+                                  None if new["anchor"] is None else np.asarray(new["anchor"], float), rotations,
+                                  group_name, new["labels"])
+        if key in self.force_groups:
+            self.groups[self.force_groups[key]] = group
+        else:
+            self.force_groups[key] = len(self.groups)
+            self.groups.append(group)
+        self.revision += 1
+        return ForceElement(name, group_name, group.n_elements - 1)
+
     @keywords_listed
     def set_gravity(self, acceleration: Sequence[float]) -> None:
         """Uniform gravitational acceleration (m/s^2), e.g. ``[0, -9.81]``."""
@@ -563,6 +672,16 @@ class Model:
             return 1.0
         span = np.ptp(self.coordinates, axis=0).max()
         return float(span) if span > 0 else 1.0
+
+
+@dataclass(frozen=True)
+class ForceElement:
+    """A spring or damper of a model: its ``name``, the element ``group`` (name) that holds it
+    and its ``index`` in that group; e.g. ``history.element(s.group, "force")[:, s.index]``."""
+
+    name: str
+    group: str
+    index: int
 
 
 def _indices(values: Sequence[int], n: int, what: str, item: str, unique: bool = True) -> np.ndarray:

@@ -482,7 +482,7 @@ class Result:
 
     def label(self, spec: str) -> str:
         """Axis label with unit for a quantity name."""
-        units = {"kinetic": "J", "strain": "J", "work": "J", "total": "J", "newton_iterations": "-"}
+        units = {"kinetic": "J", "strain": "J", "work": "J", "dissipated": "J", "total": "J", "newton_iterations": "-"}
         what = spec.split("@", 1)[0]
         if what in units:
             return f"{spec} ({units[what]})"
@@ -505,8 +505,8 @@ class TimeHistory(Result):
     the scheme's acceleration: the step's mean (v_{n+1} - v_n) / dt for the mid-point scheme,
     the end-of-step acceleration for Newmark; m/s^2, rad/s^2), ``reactions``
     (n_dof,), energies in J: ``kinetic``, ``strain``, ``work`` (of loads and support reactions
-    since t0) and ``total = kinetic + strain - work`` (constant for a conservative exact
-    solution), ``angular_momentum`` (1,) in 2D or (3,) in 3D, ``newton_iterations``; with
+    since t0), ``dissipated`` (by damping forces since t0) and
+    ``total = kinetic + strain + dissipated - work`` (constant for an exact solution), ``angular_momentum`` (1,) in 2D or (3,) in 3D, ``newton_iterations``; with
     cubic-mass beams in the mid-point scheme the director stretch rates ``stretch`` (n_dof,, in
     1/s, see :mod:`flexmb.elements.hermite_mass2d`; their kinetic energy is in ``kinetic``); with
     joints the Lagrange multipliers (n_c,), their force on the DOFs ``constraint_force``
@@ -521,7 +521,7 @@ class TimeHistory(Result):
     parameter_name = "t"
     SERIES = ("t", "u", "v", "a", "reactions", "kinetic", "strain", "work", "angular_momentum",
               "newton_iterations", "multipliers", "constraint_force", "constraint_residual", "joint_forces",
-              "joint_moments", "stretch")
+              "joint_moments", "stretch", "dissipated")
 
     def __init__(self, scheme: str, dt: float, layout: ModelLayout | None = None) -> None:
         super().__init__(layout, scheme=scheme, dt=float(dt))
@@ -544,7 +544,7 @@ class TimeHistory(Result):
                       "work": s.work, "angular_momentum": momentum,
                       "newton_iterations": iterations, "multipliers": s.lam, "constraint_force": constraint_force,
                       "constraint_residual": residual, "joint_forces": forces, "joint_moments": moments,
-                      "stretch": np.zeros(0) if s.stretch is None else s.stretch},
+                      "stretch": np.zeros(0) if s.stretch is None else s.stretch, "dissipated": s.dissipated},
                      asm.element_outputs(s.u))
 
     def joint_reaction(self, joint: str | int) -> tuple[np.ndarray, np.ndarray]:
@@ -562,8 +562,16 @@ class TimeHistory(Result):
         return a
 
     @property
+    def dissipated_energy(self) -> np.ndarray:
+        """Energy dissipated by damping since t0 (n_out,), J (zero for files without it)."""
+        if any(np.size(x) != 1 for x in self.dissipated):         # written before damping existed
+            return np.zeros(len(self.t))
+        return np.array(self.dissipated, dtype=float)
+
+    @property
     def total_energy(self) -> np.ndarray:
-        return np.array(self.kinetic) + np.array(self.strain) - np.array(self.work)
+        """K + V + dissipated - work (n_out,), J: constant for an exact solution."""
+        return np.array(self.kinetic) + np.array(self.strain) + self.dissipated_energy - np.array(self.work)
 
     def velocity(self, node: int, dof: str) -> np.ndarray:
         """(n_steps,) velocity history of one DOF (m/s, or rad/s)."""
@@ -583,7 +591,7 @@ class TimeHistory(Result):
 
     def _derived_series(self) -> dict[str, np.ndarray]:
         out = {"t": self.parameter, "kinetic": np.array(self.kinetic), "strain": np.array(self.strain),
-               "work": np.array(self.work), "total": self.total_energy,
+               "work": np.array(self.work), "dissipated": self.dissipated_energy, "total": self.total_energy,
                "newton_iterations": np.array(self.newton_iterations, dtype=float),
                "constraint_residual": np.array(self.constraint_residual, dtype=float)}
         L = np.array(self.angular_momentum)

@@ -1,0 +1,244 @@
+"""Point-to-point springs and dampers (:mod:`flexmb.elements.force_elements`): tangents against
+finite differences, the mid-point energy identities, energy bookkeeping in time integration,
+statics reactions and frequencies against hand calculations, and input errors."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import flexmb as fm
+from flexmb.elements.force_elements import PointSpringDamper
+from flexmb.rotations import cayley_between, cayley_compose, compose
+
+N_EL = 6
+
+
+def _group(rng: np.random.Generator, dim: int, n_nodes: int, rotations: bool) -> tuple[PointSpringDamper, np.ndarray]:
+    """Random spring-dampers with preload (k 1..10 N/m, c 1..3 N s/m) and their reference X."""
+    X = rng.uniform(-1.0, 1.0, (N_EL, n_nodes, dim))
+    offsets = rng.uniform(-0.5, 0.5, (N_EL, n_nodes, dim)) if rotations else None
+    anchor = rng.uniform(-1.0, 1.0, (N_EL, dim)) if n_nodes == 1 else None
+    group = PointSpringDamper(np.zeros((N_EL, n_nodes), dtype=int), dim, k=rng.uniform(1.0, 10.0, N_EL),
+                              rest_length=rng.uniform(0.5, 2.0, N_EL), preload=rng.uniform(-1.0, 1.0, N_EL),
+                              c=rng.uniform(1.0, 3.0, N_EL), offsets=offsets, anchor=anchor, has_rotations=rotations)
+    return group, X
+
+
+def _moved(g: PointSpringDamper, u: np.ndarray, du: np.ndarray, rule: str) -> np.ndarray:
+    """u moved by du: added, except at 3D rotations, composed as a spin or a Cayley increment."""
+    out = u + du
+    if g.dim == 3 and g.has_rotations:
+        for k in range(g.n_nodes):
+            r = slice(k * g.dofs_per_node + 3, k * g.dofs_per_node + 6)
+            out[:, r] = compose(du[:, r], u[:, r]) if rule == "spin" else cayley_compose(du[:, r], u[:, r])
+    return out
+
+
+def _increment(g: PointSpringDamper, u0: np.ndarray, u1: np.ndarray) -> np.ndarray:
+    d = u1 - u0
+    if g.dim == 3 and g.has_rotations:
+        for k in range(g.n_nodes):
+            r = slice(k * g.dofs_per_node + 3, k * g.dofs_per_node + 6)
+            d[:, r] = cayley_between(u0[:, r], u1[:, r])
+    return d
+
+
+def _fd(fun, g: PointSpringDamper, x: np.ndarray, rule: str, h: float = 1e-6) -> np.ndarray:
+    """Central-difference Jacobian (n_el, ne, ne) of fun(x) (n_el, ne), x moved by ``rule``."""
+    out = np.zeros((N_EL, g.ndof, g.ndof))
+    for j in range(g.ndof):
+        dx = np.zeros_like(x)
+        dx[:, j] = h
+        out[:, :, j] = (fun(_moved(g, x, dx, rule) if rule != "add" else x + dx)
+                        - fun(_moved(g, x, -dx, rule) if rule != "add" else x - dx)) / (2 * h)
+    return out
+
+
+def _relative(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.abs(a - b).max() / np.abs(b).max())
+
+
+KINDS = [(dim, nn, rot) for dim in (2, 3) for nn in (1, 2) for rot in (False, True)]
+KIND_IDS = [f"{d}D-{'ground' if n == 1 else 'two nodes'}-{'offsets' if r else 'nodes'}" for d, n, r in KINDS]
+
+
+@pytest.mark.parametrize("dim, n_nodes, rotations", KINDS, ids=KIND_IDS)
+def test_tangents_match_finite_differences(dim, n_nodes, rotations):
+    rng = np.random.default_rng(10 * dim + 2 * n_nodes + rotations)
+    g, X = _group(rng, dim, n_nodes, rotations)
+    u = 0.5 * rng.normal(size=(N_EL, g.ndof))
+    q, K = g.force_and_tangent(X, u)
+    # the force is the gradient of the strain energy, the tangent the derivative of the force (spins)
+    V = np.zeros_like(q)
+    for j in range(g.ndof):
+        dx = np.zeros_like(u)
+        dx[:, j] = 1e-6
+        V[:, j] = (g.strain_energy(X, _moved(g, u, dx, "spin")) - g.strain_energy(X, _moved(g, u, -dx, "spin"))) / 2e-6
+    assert _relative(q, V) < 1e-6, f"force vs dV/du off by {_relative(q, V):.2e}"
+    assert _relative(K, _fd(lambda x: g.internal_force(X, x), g, u, "spin")) < 1e-6
+    # mid-point spring and damper: derivative w.r.t. the step increment (Cayley parameters in 3D)
+    u1 = _moved(g, u, 0.3 * rng.normal(size=u.shape), "spin")
+    d, dt = _increment(g, u, u1), 0.1
+    Km = g.mid_point_force_and_tangent(X, u, u1)[1]
+    Kd = g.mid_point_damping(X, u, u1, dt, True)[1]
+    fd_m = _fd(lambda dd: g.mid_point_force(X, u, _moved(g, u, dd, "cayley")), g, d, "add")
+    fd_d = _fd(lambda dd: g.mid_point_damping(X, u, _moved(g, u, dd, "cayley"), dt, False)[0], g, d, "add")
+    assert _relative(Km, fd_m) < 1e-6, f"mid-point spring tangent off by {_relative(Km, fd_m):.2e}"
+    assert _relative(Kd, fd_d) < 1e-6, f"mid-point damper tangent off by {_relative(Kd, fd_d):.2e}"
+    # end-point damper (Newmark, linearize): at fixed v, and along v
+    v = rng.normal(size=u.shape)
+    K0 = g.damping_force(X, u, v, 0.0, True)[1]
+    K1 = g.damping_force(X, u, v, 1.0, True)[1]
+    fd_u = _fd(lambda x: g.damping_force(X, x, v, 0.0, False)[0], g, u, "spin")
+    fd_v = _fd(lambda x: g.damping_force(X, u, x, 0.0, False)[0], g, v, "add")
+    assert _relative(K0, fd_u) < 1e-6 and _relative(K1 - K0, fd_v) < 1e-6
+
+
+@pytest.mark.parametrize("dim, n_nodes, rotations", KINDS, ids=KIND_IDS)
+def test_mid_point_energy_identities(dim, n_nodes, rotations):
+    """q_m . d = V(l1) - V(l0) (spring) and q_d . d = c (l1 - l0)^2 / dt (damper), for large steps."""
+    rng = np.random.default_rng(7 + dim + n_nodes + rotations)
+    g, X = _group(rng, dim, n_nodes, rotations)
+    u0 = 0.5 * rng.normal(size=(N_EL, g.ndof))
+    u1 = _moved(g, u0, 0.8 * rng.normal(size=u0.shape), "spin")
+    d, dt = _increment(g, u0, u1), 0.05
+    work = np.einsum("ni,ni->n", g.mid_point_force(X, u0, u1), d)
+    dV = g.strain_energy(X, u1) - g.strain_energy(X, u0)
+    assert np.abs(work - dV).max() < 1e-12 * np.abs(dV).max()
+    l0, l1 = g.lengths(X, u0), g.lengths(X, u1)
+    dissipated = np.einsum("ni,ni->n", g.mid_point_damping(X, u0, u1, dt, False)[0], d)
+    expected = g.c * (l1 - l0) ** 2 / dt
+    assert np.abs(dissipated - expected).max() < 1e-12 * expected.max()
+
+
+def _bodies_3d(c: float) -> fm.Model:
+    """Two free rigid bodies joined by a spring(-damper) between offset points, one of them held
+    by a preloaded spring to a ground point."""
+    m = fm.Model(dim=3)
+    b1 = m.add_rigid_body([0.0, 0.0, 0.0], 1.0, [0.1, 0.2, 0.15])
+    b2 = m.add_rigid_body([1.0, 0.2, 0.0], 2.0, [0.2, 0.1, 0.25])
+    m.add_spring_damper(b1, b2, k=100.0, c=c, rest_length=0.7, at_a=[0.1, 0.2, 0.1], at_b=[0.9, 0.0, -0.1])
+    m.add_spring(None, b1, k=30.0, preload=5.0, at_a=[-1.0, 0.0, 0.0], at_b=[0.0, 0.1, 0.1])
+    return m
+
+
+def _planar_mass(c: float) -> tuple[fm.Model, fm.model.ForceElement]:
+    """A 2 kg point mass on a preloaded spring-damper to a ground point, under gravity (a 2D
+    elastic pendulum)."""
+    m = fm.Model(dim=2)
+    n = m.add_node([1.0, 0.0])
+    m.add_point_mass(n, 2.0)
+    spring = m.add_spring_damper(None, n, k=50.0, c=c, rest_length=0.8, preload=3.0, at_a=[0.0, 0.0])
+    m.set_gravity([0.0, -9.81])
+    return m, spring
+
+
+def test_springs_conserve_energy_in_the_mid_point_scheme():
+    # energy errors are relative to K0: start with K0 comparable to the swings of V (else the
+    # Newton tolerance on the much larger gravity and spring forces shows)
+    for model, dt in ((_planar_mass(0.0)[0], 0.1), (_bodies_3d(0.0), 0.05)):
+        asm = fm.Assembly(model)
+        v0 = 4.0 * np.random.default_rng(0).normal(size=asm.n_dof)
+        history = fm.integrate(asm, dt=dt, t_end=3.0, v0=v0)
+        assert history.energy_error().max() < 1e-8, f"{model.dim}D: energy error {history.energy_error().max():.2e}"
+        assert np.ptp(history.strain) > 0.1 * history.kinetic[0], "the springs were hardly stretched"
+
+
+@pytest.mark.parametrize("dim", [2, 3])
+def test_damper_dissipation_equals_integral_of_c_ldot_squared(dim):
+    """Mid-point: the booked dissipation is sum c (l_{n+1} - l_n)^2 / dt (the mid-point rule of the
+    integral of c ldot^2, from the recorded lengths) to 1e-8 of K0, and K + V + D - W is constant."""
+    model = _planar_mass(0.7)[0] if dim == 2 else _bodies_3d(2.0)
+    asm = fm.Assembly(model)
+    v0 = np.random.default_rng(1).normal(size=asm.n_dof)
+    dt = 0.05
+    history = fm.integrate(asm, dt=dt, t_end=3.0, v0=v0)
+    group = next(g for g in model.groups if isinstance(g, PointSpringDamper) and g.damped)
+    gi = model.groups.index(group)
+    lengths = np.array(history.element(gi, "length"))                 # (n_steps, n_el)
+    integral = np.cumsum(np.sum(group.c * np.diff(lengths, axis=0) ** 2 / dt, axis=1))
+    K0 = history.kinetic[0]
+    miss = np.abs(history.dissipated_energy[1:] - integral).max() / K0
+    assert miss < 1e-8, f"dissipation vs integral of c ldot^2: off by {miss:.2e} K0"
+    assert history.dissipated_energy[-1] > 0.1 * K0, "the damper hardly dissipated"
+    assert history.energy_error().max() < 1e-8, f"K + V + D - W drifts by {history.energy_error().max():.2e}"
+
+
+def test_newmark_damping_converges_to_the_mid_point_dissipation():
+    """The two schemes are second order: at dt = 2 ms their dissipated energies agree to 1e-3."""
+    model = _planar_mass(0.7)[0]
+    asm = fm.Assembly(model)
+    v0 = np.array([0.3, 2.0])
+    runs = [fm.integrate(asm, dt=0.002, t_end=2.0, v0=v0, scheme=s) for s in ("mid-point", "newmark")]
+    D = [r.dissipated_energy[-1] for r in runs]
+    assert abs(D[1] - D[0]) < 1e-3 * D[0], f"mid-point {D[0]:.6g} J, Newmark {D[1]:.6g} J"
+    assert runs[1].energy_error().max() < 1e-3
+
+
+def test_static_spring_force_and_reaction_by_hand():
+    """Node 1 pulled by F along a spring (k, rest length L0, preload P) from the fixed node 0:
+    k (l - L0) + P = F, so u = L0 + (F - P)/k - L; the support takes -F."""
+    k, L, L0, P, F = 400.0, 1.5, 1.2, 30.0, 250.0
+    m = fm.Model(dim=2)
+    a, b = m.add_node([0.0, 0.0]), m.add_node([L, 0.0])
+    m.add_point_mass(b, 1.0)
+    spring = m.add_spring(a, b, k=k, rest_length=L0, preload=P)
+    m.fix(a)
+    m.fix(b, "uy")
+    m.add_load(b, "ux", F)
+    path = fm.load_control(m, 4)
+    u = path.u[-1][path.layout.index(b, "ux")]
+    assert abs(u - (L0 + (F - P) / k - L)) < 1e-10
+    assert abs(path.reactions[-1][path.layout.index(a, "ux")] + F) < 1e-8
+    assert abs(path.element(spring.group, "force")[-1][spring.index] - F) < 1e-8
+
+
+def test_spring_frequencies_in_natural_modes_and_linearize():
+    """A 3 kg mass between two springs to the ground (k1 along x, k2 along y): omega = sqrt(k/m);
+    with a damper c along x, linearize gives zeta = c / (2 sqrt(k1 m))."""
+    m = fm.Model(dim=2)
+    n = m.add_node([0.0, 0.0])
+    m.add_point_mass(n, 3.0)
+    m.add_spring(None, n, k=300.0, at_a=[-1.0, 0.0])
+    m.add_spring(None, n, k=75.0, at_a=[0.0, 2.0])
+    modes = fm.natural_modes(m, 2)
+    assert np.allclose(np.sqrt(modes.eigenvalues), [5.0, 10.0], rtol=1e-12, atol=0), modes.eigenvalues
+    m.add_damper(None, n, c=6.0, at_a=[-2.0, 0.0])
+    modes = fm.linearize(m).eigen()
+    zeta = 6.0 / (2 * np.sqrt(300.0 * 3.0))
+    assert np.allclose(modes.damping_ratios, [0.0, zeta], rtol=0, atol=1e-12), modes.damping_ratios
+    assert np.allclose(np.abs(modes.eigenvalues.imag), [5.0, 10.0 * np.sqrt(1 - zeta**2)], rtol=1e-12, atol=0)
+
+
+def test_offset_point_on_a_rigid_body_gives_the_moment_by_hand():
+    """A planar body held at its centre; a horizontal spring at the offset (0, h) pulled by a
+    ground point: the moment about the centre is -h F (statics, reaction of the held body)."""
+    m = fm.Model(dim=2)
+    body = m.add_rigid_body([0.0, 0.0], 1.0, 0.1)
+    h, k, stretch = 0.3, 200.0, 0.05
+    m.add_spring(None, body, k=k, rest_length=1.0 - stretch, at_a=[1.0, h], at_b=[0.0, h])
+    m.fix(body.node)
+    path = fm.load_control(m, 1)
+    r = path.reactions[-1]
+    F = k * stretch                                                  # tension, pulls the body towards +x
+    assert abs(r[path.layout.index(body.node, "ux")] + F) < 1e-10
+    assert abs(r[path.layout.index(body.node, "rz")] - h * F) < 1e-10
+
+
+@pytest.mark.parametrize("call, words", [
+    (lambda m: m.add_spring(0, 1, k=-1.0), ["spring", "k (N/m)", "-1"]),
+    (lambda m: m.add_damper(0, 1, c=float("nan")), ["damper", "c (N s/m)", "nan"]),
+    (lambda m: m.add_spring(None, 1, k=1.0), ["side a is the ground", "at_a"]),
+    (lambda m: m.add_spring(None, None, k=1.0, at_a=[0, 0], at_b=[1, 0]), ["both sides are the ground"]),
+    (lambda m: m.add_spring(None, 1, k=1.0, at_a=[1.0, 0.0]), ["coincide", "[1.0, 0.0]"]),
+    (lambda m: m.add_spring(0, 1, k=1.0, at_b=[1.0, 0.5]), ["at_b", "off node 1", "no rotations"]),
+    (lambda m: m.add_spring(0, 7, k=1.0), ["node 7"]),
+    (lambda m: m.add_spring(0, 1, k=1.0, stiffness=2.0), ["stiffness"]),
+])
+def test_bad_input_names_the_item(call, words):
+    m = fm.Model(dim=2)
+    m.add_nodes([[0.0, 0.0], [1.0, 0.0]])
+    with pytest.raises(fm.ModelError, match=".*".join(re.escape(w) for w in words)):
+        call(m)
