@@ -37,7 +37,7 @@ from flexmb.checks import (CheckedFunction, ModelError, check_keywords, evaluate
 from flexmb.elements.base import ElementGroup
 from flexmb.elements.beam2d import Beam2D
 from flexmb.elements.beam3d import Beam3D
-from flexmb.elements.force_elements import PointSpringDamper
+from flexmb.elements.force_elements import CoordinateSpringDamper, PointSpringDamper
 from flexmb.elements.shell3 import Shell3
 from flexmb.elements.truss import Truss
 from flexmb.multibody.joints import JOINT_KINDS, Drive, Joint, RigidBody, joint_frame
@@ -150,7 +150,7 @@ class Model:
     joints: list[Joint] = field(default_factory=list, init=False)
     gravity: np.ndarray = field(init=False)
     #: the force-element groups by kind (ground side, rotations), index into ``groups``
-    force_groups: dict[tuple[bool, bool], int] = field(default_factory=dict, init=False, repr=False)
+    force_groups: dict[tuple, int] = field(default_factory=dict, init=False, repr=False)
     #: counts the changes made through the methods; an Assembly records it when it is built
     #: so that an analysis can refuse an Assembly of an older state of the model
     revision: int = field(default=0, init=False, repr=False, compare=False)
@@ -588,9 +588,69 @@ class Model:
         same points: ``F = k (l - rest_length) + preload + c dl/dt``; k in N/m, c in N s/m."""
         return self._add_spring_damper("spring-damper", a, b, k, c, rest_length, preload, at_a, at_b, name)
 
+    @keywords_listed
+    def add_joint_spring_damper(self, joint: Joint, k: float = 0.0, c: float = 0.0, rest: float = 0.0,
+                                preload: float = 0.0, name: str | None = None) -> "ForceElement":
+        """A spring-damper on a joint's coordinate q, relative to the reference configuration:
+        the relative angle ``theta_B - theta_A`` (rad) of a planar revolute joint, or the slide
+        along the line (m) of a prismatic joint whose side A is the ground (2D along its x_axis,
+        3D along its axis). Moment or force ``k (q - rest) + preload + c dq/dt`` on the sides:
+        k in N m/rad or N/m, c in N m s/rad or N s/m, rest in rad or m, preload in N m or N.
+        Exact in the mid-point scheme (q is linear in the DOFs)."""
+        if not isinstance(joint, Joint) or not any(j is joint for j in self.joints):
+            raise ModelError(f"add_joint_spring_damper: {joint!r} is not a joint of this model (use the Joint "
+                             "returned by add_joint)")
+        what = f"spring-damper of joint {joint.name!r}"
+        name = name or what
+        k = real(k, f"{what}: k", low=0.0)
+        c = real(c, f"{what}: c", low=0.0)
+        rest, preload = real(rest, f"{what}: rest"), real(preload, f"{what}: preload")
+        if joint.kind == "revolute" and self.dim == 2:
+            nodes = [n for n in (joint.a, joint.b) if n >= 0]
+            plain = [n for n in nodes if not self._node_rotates(n)]
+            if plain:
+                raise ModelError(f"{what}: node {plain[0]} has no rotation (a pinned FE node); the relative "
+                                 "angle needs rotating sides (rigid bodies or beam nodes)")
+            b = np.array([0.0, 0.0, 1.0]) if len(nodes) == 1 else np.array([0.0, 0.0, -1.0, 0.0, 0.0, 1.0])
+            rotations = True
+        elif joint.kind == "prismatic" and joint.a < 0:
+            nodes = [joint.b]
+            b = joint.frame[:2, 0] if self.dim == 2 else joint.frame[:, 2]
+            rotations = False
+        else:
+            raise ModelError(f"{what}: only planar revolute joints and prismatic joints on the ground take a "
+                             f"spring-damper in this version, got a {self.dim}D {joint.kind} joint"
+                             + (" between two moving sides" if joint.kind == "prismatic" else ""))
+        key = ("joint", len(nodes), rotations)
+        group_name = "joint springs" + {1: " (ground)", 2: ""}[len(nodes)] + ("" if rotations else " (slides)")
+        columns = dict(connectivity=[nodes], b=[b], k=[k], c=[c], rest=[rest], preload=[preload])
+        labels = [what]
+        if key in self.force_groups:
+            old = self.groups[self.force_groups[key]]
+            columns = {f: np.concatenate([getattr(old, f) if f != "connectivity" else old.connectivity,
+                                          np.asarray(v, dtype=float if f != "connectivity" else np.int64)])
+                       for f, v in columns.items()}
+            labels = old.labels + labels
+        group = CoordinateSpringDamper(np.asarray(columns["connectivity"], dtype=np.int64), self.dim, columns["b"],
+                                       columns["k"], columns["c"], columns["rest"], columns["preload"], rotations,
+                                       group_name, labels)
+        return self._place_force_group(key, group, name)
+
+    def _place_force_group(self, key: tuple, group: ElementGroup, name: str) -> "ForceElement":
+        """Put the grown force-element group of kind ``key`` into the model (replacing the old)."""
+        if key in self.force_groups:
+            self.groups[self.force_groups[key]] = group
+        else:
+            self.force_groups[key] = len(self.groups)
+            self.groups.append(group)
+        self.revision += 1
+        return ForceElement(name, group.name, group.n_elements - 1)
+
     def _node_rotates(self, node: int) -> bool:
+        """Whether the node carries rotations (a rigid body's node or a node of a beam or shell)."""
         return any(b.node == node for b in self.bodies) or any(
-            g.has_rotations and node in g.connectivity for g in self.groups if not isinstance(g, PointSpringDamper))
+            g.has_rotations and node in g.connectivity for g in self.groups
+            if not isinstance(g, (PointSpringDamper, CoordinateSpringDamper)))
 
     def _add_spring_damper(self, kind: str, a, b, k, c, rest_length, preload, at_a, at_b, name) -> "ForceElement":
         name = name or f"{kind} {sum(self.groups[i].n_elements for i in self.force_groups.values())}"
@@ -648,13 +708,7 @@ class Model:
                                   new["rest_length"], new["preload"], new["c"], np.asarray(new["offsets"], float),
                                   None if new["anchor"] is None else np.asarray(new["anchor"], float), rotations,
                                   group_name, new["labels"])
-        if key in self.force_groups:
-            self.groups[self.force_groups[key]] = group
-        else:
-            self.force_groups[key] = len(self.groups)
-            self.groups.append(group)
-        self.revision += 1
-        return ForceElement(name, group_name, group.n_elements - 1)
+        return self._place_force_group(key, group, name)
 
     @keywords_listed
     def set_gravity(self, acceleration: Sequence[float]) -> None:

@@ -242,3 +242,69 @@ def test_bad_input_names_the_item(call, words):
     m.add_nodes([[0.0, 0.0], [1.0, 0.0]])
     with pytest.raises(fm.ModelError, match=".*".join(re.escape(w) for w in words)):
         call(m)
+
+
+# ------------------------------------------------------------------ joint spring-dampers
+def _two_bodies_hinged(c: float) -> tuple[fm.Model, fm.Assembly]:
+    """A planar double pendulum of two rigid bodies, a rotational spring-damper in each revolute
+    joint (one to the ground, one between the bodies), under gravity."""
+    m = fm.Model(dim=2)
+    b1 = m.add_rigid_body([0.0, -0.5], 1.0, 0.02)
+    b2 = m.add_rigid_body([0.3, -1.0], 0.5, 0.01)
+    m.add_joint_spring_damper(m.add_joint("revolute", None, b1, at=[0.0, 0.0]), k=20.0, c=c, rest=0.1, preload=1.0)
+    m.add_joint_spring_damper(m.add_joint("revolute", b1, b2, at=[0.0, -1.0]), k=5.0, c=0.5 * c)
+    m.set_gravity([0.0, -9.81])
+    return m, fm.Assembly(m)
+
+
+def test_joint_springs_conserve_and_dampers_book_their_dissipation():
+    for c in (0.0, 0.3):
+        m, asm = _two_bodies_hinged(c)
+        v0 = np.zeros(asm.n_dof)
+        v0[asm.dofs.index(m.bodies[0].node, "rz")] = 3.0
+        v0[asm.dofs.index(m.bodies[0].node, "ux")] = 1.5
+        v0[asm.dofs.index(m.bodies[1].node, "ux")] = 3.0
+        v0[asm.dofs.index(m.bodies[1].node, "uy")] = 0.9            # both bodies spin at 3 rad/s as one
+        v0[asm.dofs.index(m.bodies[1].node, "rz")] = 3.0
+        history = fm.integrate(asm, dt=0.01, t_end=2.0, v0=v0)
+        assert history.energy_error().max() < 1e-8, f"c = {c}: K + V + D - W drifts {history.energy_error().max():.2e}"
+        gi = next(i for i, g in enumerate(m.groups) if g.name == "joint springs")
+        q = np.array(history.element(gi, "coordinate"))[:, 0]         # theta_2 - theta_1
+        rz = [asm.dofs.index(b.node, "rz") for b in m.bodies]
+        u = np.array(history.u)
+        assert np.allclose(q, u[:, rz[1]] - u[:, rz[0]], rtol=0, atol=1e-14)
+        if c:
+            assert history.dissipated_energy[-1] > 0.05 * history.kinetic[0]
+
+
+def test_prismatic_spring_frequency_by_linearize():
+    """A 4 kg slider on a prismatic joint along (3, 4)/5 with a spring k = 100 N/m and a damper
+    c = 4 N s/m on the slide: omega_n = 5 rad/s and zeta = c / (2 sqrt(k m)) = 0.1."""
+    m = fm.Model(dim=2)
+    slider = m.add_rigid_body([0.0, 0.0], 4.0, 0.1)
+    joint = m.add_joint("prismatic", None, slider, x_axis=[3.0, 4.0])
+    spring = m.add_joint_spring_damper(joint, k=100.0, c=4.0)
+    modes = fm.linearize(m).eigen()
+    assert modes.eigenvalues.size == 1
+    s = modes.eigenvalues[0]
+    assert abs(abs(s) - 5.0) < 1e-10 and abs(modes.damping_ratios[0] - 0.1) < 1e-12, s
+    asm = fm.Assembly(m)
+    u0 = np.zeros(asm.n_dof)
+    u0[asm.dofs.index(slider.node, "ux")], u0[asm.dofs.index(slider.node, "uy")] = 0.03, 0.04
+    history = fm.integrate(asm, dt=0.01, t_end=0.5, u0=u0)
+    assert abs(history.element(spring.group, "coordinate")[0][spring.index] - 0.05) < 1e-14
+    assert abs(history.element(spring.group, "force")[0][spring.index] - 5.0) < 1e-12
+
+
+def test_joint_spring_bad_input():
+    m = fm.Model(dim=2)
+    body = m.add_rigid_body([0.0, 0.0], 1.0, 0.1)
+    other = m.add_rigid_body([1.0, 0.0], 1.0, 0.1)
+    slide = m.add_joint("prismatic", body, other)
+    with pytest.raises(fm.ModelError, match=r"joint 'prismatic 0'.*between two moving sides"):
+        m.add_joint_spring_damper(slide, k=1.0)
+    hinge = m.add_joint("revolute", None, body)
+    with pytest.raises(fm.ModelError, match=r"joint 'revolute 1'.*c .*-2"):
+        m.add_joint_spring_damper(hinge, c=-2.0)
+    with pytest.raises(fm.ModelError, match="not a joint of this model"):
+        fm.Model(dim=2).add_joint_spring_damper(hinge, k=1.0)

@@ -347,3 +347,101 @@ class PointSpringDamper(ElementGroup):
 
     def _default_section(self, X: np.ndarray, length: float) -> dict[str, float | str]:
         return {"shape": "tube", "radius": 0.005 * length}
+
+
+class CoordinateSpringDamper(ElementGroup):
+    """Group of spring-dampers on a joint coordinate that is linear in the element DOFs,
+    ``q = b . u_e`` (relative to the reference configuration): the relative angle
+    ``theta_B - theta_A`` of a planar revolute joint, the slide ``z . u_B`` of a prismatic joint
+    on the ground. Generalized force ``(k (q - q_rest) + preload + c qdot) b``; being linear, the
+    mid-point form is exact: ``q_m = (q_n + q_{n+1}) / 2`` makes the spring's work exactly
+    ``-dV`` and ``qdot = (q_{n+1} - q_n) / dt`` makes the damper dissipate
+    ``c (q_{n+1} - q_n)^2 / dt`` (Crisfield & Shi 1993, eq. 21 for a linear element).
+
+    Parameters
+    ----------
+    connectivity : (n_el, n_nodes) nodes (1 or 2 per element).
+    dim : 2 or 3.
+    b : (n_el, ndof_el) the coordinate's coefficients on the element DOFs.
+    k : stiffness (N/m or N m/rad), c : damping (N s/m or N m s/rad), each >= 0.
+    rest : q at which the spring force is ``preload`` (m or rad); preload in N or N m.
+    has_rotations : whether the element DOFs include the nodes' rotations.
+    """
+
+    def __init__(self, connectivity: np.ndarray, dim: int, b: np.ndarray, k: float | np.ndarray,
+                 c: float | np.ndarray, rest: float | np.ndarray, preload: float | np.ndarray,
+                 has_rotations: bool, name: str = "joint springs", labels: list[str] | None = None) -> None:
+        self.n_nodes = int(np.shape(np.atleast_2d(connectivity))[1])
+        self.has_rotations = bool(has_rotations)
+        super().__init__(connectivity, dim, name)
+        n = self.n_elements
+        self.b = np.asarray(b, dtype=float).reshape(n, self.ndof).copy()
+        self.k = self._per_element(k, n, "k", name, positive=False)
+        self.c = self._per_element(c, n, "c", name, positive=False)
+        self.rest = self._broadcast(rest, n, f"element group {name!r}: rest")
+        self.preload = self._broadcast(preload, n, f"element group {name!r}: preload")
+        self.labels = labels or [f"element {e} of group {name!r}" for e in range(n)]
+
+    @property
+    def damped(self) -> bool:
+        return bool(np.any(self.c))
+
+    def coordinate(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """q = b . u_e (n_el,), m or rad."""
+        return np.einsum("ni,ni->n", self.b, u)
+
+    def spring_force(self, q: np.ndarray) -> np.ndarray:
+        """k (q - rest) + preload (n_el,), N or N m."""
+        return self.k * (q - self.rest) + self.preload
+
+    def _bb(self, factor: np.ndarray | float) -> np.ndarray:
+        return np.asarray(factor)[..., None, None] * np.einsum("ni,nj->nij", self.b, self.b)
+
+    def force_and_tangent(self, X: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return self.internal_force(X, u), self._bb(self.k)
+
+    def internal_force(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
+        return self.spring_force(self.coordinate(X, u))[:, None] * self.b
+
+    def mid_point_force(self, X: np.ndarray, u0: np.ndarray, u1: np.ndarray) -> np.ndarray:
+        return self.internal_force(X, 0.5 * (u0 + u1))
+
+    def mid_point_force_and_tangent(self, X: np.ndarray, u0: np.ndarray, u1: np.ndarray
+                                    ) -> tuple[np.ndarray, np.ndarray]:
+        return self.mid_point_force(X, u0, u1), self._bb(0.5 * self.k)
+
+    def mid_point_damping(self, X: np.ndarray, u0: np.ndarray, u1: np.ndarray, dt: float, tangent: bool
+                          ) -> tuple[np.ndarray, np.ndarray | None]:
+        rate = (self.coordinate(X, u1) - self.coordinate(X, u0)) / dt
+        return (self.c * rate)[:, None] * self.b, self._bb(self.c / dt) if tangent else None
+
+    def damping_force(self, X: np.ndarray, u: np.ndarray, v: np.ndarray, dv_du: float, tangent: bool
+                      ) -> tuple[np.ndarray, np.ndarray | None]:
+        return (self.c * self.coordinate(X, v))[:, None] * self.b, self._bb(self.c * dv_du) if tangent else None
+
+    output_units = {"force": "N or N m", "coordinate": "m or rad"}
+
+    def element_outputs(self, X: np.ndarray, u: np.ndarray) -> dict[str, np.ndarray]:
+        """Spring ``force`` (N or N m; without the damper's share) and the joint ``coordinate``
+        q (m or rad), (n_el,) each."""
+        q = self.coordinate(X, u)
+        return {"force": self.spring_force(q), "coordinate": q}
+
+    def generalized_stresses(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
+        return self.spring_force(self.coordinate(X, u))[:, None]
+
+    def geometric_stiffness(self, X: np.ndarray, u: np.ndarray, stresses: np.ndarray) -> np.ndarray:
+        """Zero: the coordinate is linear in the DOFs."""
+        return np.zeros((self.n_elements, self.ndof, self.ndof))
+
+    def strain_energy(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """k (q - rest)^2 / 2 + preload (q - rest) (n_el,), J."""
+        s = self.coordinate(X, u) - self.rest
+        return 0.5 * self.k * s**2 + self.preload * s
+
+    def axial_strain(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """Zeros (n_el,): no axial strain."""
+        return np.zeros(self.n_elements)
+
+    def mass_matrix(self, X: np.ndarray) -> np.ndarray:
+        return np.zeros((self.n_elements, self.ndof, self.ndof))
