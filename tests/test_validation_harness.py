@@ -25,7 +25,8 @@ EXPECTED_CASES = {"bathe-pendulum", "free-flying-chain", "roll-up-2d", "roll-up-
                   "stewart-3leg", "cms-beam", "sensitivity-shares", "modification",
                   "natural-modes-beam", "shell-strip-shear", "shell-strip-moment", "shell-cylinder-pullout",
                   "shell-pinched-cylinder", "shell-plate-buckling", "shell-plate-modes", "shell-flying-plate",
-                  "prestressed-column", "jeffcott-asymmetric", "gyroscopic-disc", "rotating-cantilever"}
+                  "prestressed-column", "jeffcott-asymmetric", "gyroscopic-disc", "rotating-cantilever",
+                  "spring-mass-damper", "pendulum-spring"}
 
 FAILING_CASE = '''"""A case that fails one check."""
 from flexmb.validation import CaseReport, Check
