@@ -646,6 +646,30 @@ class Model:
         self.revision += 1
         return ForceElement(name, group.name, group.n_elements - 1)
 
+    @keywords_listed
+    def set_rayleigh_damping(self, group: ElementGroup | str, alpha: float = 0.0, beta: float = 0.0) -> None:
+        """Rayleigh damping ``alpha M + beta K`` of an element group (the group or its name):
+        alpha in 1/s on the group's mass (damping against the inertial frame, so it also slows
+        rigid motion), beta in s on the rates of the elements' own strains with their material
+        stiffness (objective: nothing in rigid motion; Truss and Beam2D groups); modal damping
+        ratios about the undeformed state zeta_k = alpha / (2 omega_k) + beta omega_k / 2. See
+        :mod:`flexmb.elements.rayleigh`. alpha = beta = 0 removes it."""
+        from flexmb.elements.rayleigh import RayleighDamping, check_rayleigh
+
+        found = [g for g in self.groups if g is group or (isinstance(group, str) and g.name == group)]
+        if len(found) != 1:
+            names = ", ".join(repr(g.name) for g in self.groups) or "none"
+            raise ModelError(f"set_rayleigh_damping: {group!r} is not {'one' if found else 'a'} group of this model "
+                             f"(its groups: {names}; pass the group itself if names repeat)")
+        target = found[0]
+        if isinstance(target, (PointSpringDamper, CoordinateSpringDamper)):
+            raise ModelError(f"set_rayleigh_damping: group {target.name!r} holds springs; give them a damper (c)")
+        alpha = real(alpha, f"set_rayleigh_damping of group {target.name!r}: alpha (1/s)", low=0.0)
+        beta = real(beta, f"set_rayleigh_damping of group {target.name!r}: beta (s)", low=0.0)
+        check_rayleigh(target, alpha, beta)
+        target.rayleigh = RayleighDamping(alpha, beta) if alpha or beta else None
+        self.revision += 1
+
     def _node_rotates(self, node: int) -> bool:
         """Whether the node carries rotations (a rigid body's node or a node of a beam or shell)."""
         return any(b.node == node for b in self.bodies) or any(
