@@ -37,6 +37,7 @@ from flexmb.checks import (CheckedFunction, ModelError, check_keywords, evaluate
 from flexmb.elements.base import ElementGroup
 from flexmb.elements.beam2d import Beam2D
 from flexmb.elements.beam3d import Beam3D
+from flexmb.elements.bushing import Bushing
 from flexmb.elements.force_elements import CoordinateSpringDamper, PointSpringDamper
 from flexmb.elements.shell3 import Shell3
 from flexmb.elements.truss import Truss
@@ -46,6 +47,8 @@ Value = Union[float, Callable[[float], float]]
 Vector = Union[Sequence[float], Callable[[float], Sequence[float]]]
 
 TRANSLATION_NAMES = {2: ("ux", "uy"), 3: ("ux", "uy", "uz")}
+#: the element groups that hold springs, dampers and bushings (made by the add_spring ... methods)
+FORCE_ELEMENT_GROUPS = (PointSpringDamper, CoordinateSpringDamper, Bushing)
 ROTATION_NAMES = {2: ("rz",), 3: ("rx", "ry", "rz")}
 
 #: the keywords of add_beam3d after the four stiffnesses (those of :class:`Beam3D`)
@@ -647,6 +650,63 @@ class Model:
         return ForceElement(name, group.name, group.n_elements - 1)
 
     @keywords_listed
+    def add_bushing(self, a: int | RigidBody | None, b: int | RigidBody | None, k: float | Sequence[float],
+                    k_rot: float | Sequence[float], c: float | Sequence[float] = 0.0,
+                    c_rot: float | Sequence[float] = 0.0, at: Sequence[float] | None = None,
+                    axes: Sequence[Sequence[float]] | None = None, name: str | None = None) -> "ForceElement":
+        """A bushing: a linear spring-damper between two frames at the point ``at`` (m, reference
+        configuration; default b's node) with the axes ``axes`` (columns, default the global
+        axes), both carried by each side. Sides: rigid bodies or beam nodes (they need rotations),
+        or None for the ground.
+
+        ``k`` (N/m) and ``c`` (N s/m): translational stiffness and damping along the axes (one value
+        or one per axis) on the deflection of b's point in a's axes; ``k_rot`` (N m/rad) and
+        ``c_rot`` (N m s/rad): about the axes (2D one value; 3D one or three), on the relative
+        rotation (2D the relative angle; 3D, for large relative rotations, the trigonometric form
+        of :mod:`flexmb.elements.bushing`). Energy-consistent in the mid-point scheme."""
+        name = name or f"bushing {sum(self.groups[i].n_elements for k_, i in self.force_groups.items() if k_[0] == 'bushing')}"
+        what = f"bushing {name!r}"
+        n_rot = 1 if self.dim == 2 else 3
+        values = {}
+        for label, value, size, unit in (("k", k, self.dim, "N/m"), ("c", c, self.dim, "N s/m"),
+                                         ("k_rot", k_rot, n_rot, "N m/rad"), ("c_rot", c_rot, n_rot, "N m s/rad")):
+            arr = float_array(value, f"{what}: {label} ({unit})")
+            if arr.shape not in ((), (size,)):
+                raise ModelError(f"{what}: {label} ({unit}) must be one value or {size} (one per axis), got shape "
+                                 f"{arr.shape}")
+            arr = real_array(np.broadcast_to(arr, (size,)).copy(), f"{what}: {label} ({unit})")
+            if np.any(arr < 0):
+                raise ModelError(f"{what}: {label} ({unit}) must be >= 0, got {arr.tolist()}")
+            values[label] = arr
+        E = np.eye(self.dim) if axes is None else real_array(axes, f"{what}: axes", (self.dim, self.dim))
+        if not np.allclose(E.T @ E, np.eye(self.dim), atol=1e-10) or np.linalg.det(E) < 0:
+            raise ModelError(f"{what}: axes must be a right-handed orthonormal frame (columns), got {E.tolist()}")
+        sides = [self._side(a, what), self._side(b, what)]
+        if sides[0] < 0 and sides[1] < 0:
+            raise ModelError(f"{what}: both sides are the ground")
+        if sides[1] < 0:                                           # the ground is side a of the group
+            sides.reverse()
+        nodes = [n for n in sides if n >= 0]
+        plain = [n for n in nodes if not self._node_rotates(n)]
+        if plain:
+            raise ModelError(f"{what}: node {plain[0]} has no rotations; a bushing joins rigid bodies or beam nodes")
+        point = self.coordinates[nodes[-1]] if at is None else real_array(at, f"{what}: at (m)", (self.dim,))
+        key = ("bushing", len(nodes))
+        new = dict(connectivity=np.array([nodes]), offsets=(point - self.coordinates[nodes])[None],
+                   anchor=point[None] if len(nodes) == 1 else None, axes=E[None], k_t=values["k"][None],
+                   c_t=values["c"][None], k_r=values["k_rot"][None] if self.dim == 3 else values["k_rot"],
+                   c_r=values["c_rot"][None] if self.dim == 3 else values["c_rot"])
+        labels = [what]
+        if key in self.force_groups:
+            old = self.groups[self.force_groups[key]]
+            new = {f: None if v is None else np.concatenate([getattr(old, f), v]) for f, v in new.items()}
+            labels = old.labels + labels
+        group = Bushing(new["connectivity"], self.dim, new["offsets"], new["anchor"], new["axes"], new["k_t"],
+                        new["c_t"], new["k_r"], new["c_r"], "bushings" + (" (ground)" if len(nodes) == 1 else ""),
+                        labels)
+        return self._place_force_group(key, group, name)
+
+    @keywords_listed
     def set_rayleigh_damping(self, group: ElementGroup | str, alpha: float = 0.0, beta: float = 0.0) -> None:
         """Rayleigh damping ``alpha M + beta K`` of an element group (the group or its name):
         alpha in 1/s on the group's mass (damping against the inertial frame, so it also slows
@@ -662,7 +722,7 @@ class Model:
             raise ModelError(f"set_rayleigh_damping: {group!r} is not {'one' if found else 'a'} group of this model "
                              f"(its groups: {names}; pass the group itself if names repeat)")
         target = found[0]
-        if isinstance(target, (PointSpringDamper, CoordinateSpringDamper)):
+        if isinstance(target, FORCE_ELEMENT_GROUPS):
             raise ModelError(f"set_rayleigh_damping: group {target.name!r} holds springs; give them a damper (c)")
         alpha = real(alpha, f"set_rayleigh_damping of group {target.name!r}: alpha (1/s)", low=0.0)
         beta = real(beta, f"set_rayleigh_damping of group {target.name!r}: beta (s)", low=0.0)
@@ -674,7 +734,7 @@ class Model:
         """Whether the node carries rotations (a rigid body's node or a node of a beam or shell)."""
         return any(b.node == node for b in self.bodies) or any(
             g.has_rotations and node in g.connectivity for g in self.groups
-            if not isinstance(g, (PointSpringDamper, CoordinateSpringDamper)))
+            if not isinstance(g, FORCE_ELEMENT_GROUPS))
 
     def _add_spring_damper(self, kind: str, a, b, k, c, rest_length, preload, at_a, at_b, name) -> "ForceElement":
         name = name or f"{kind} {sum(self.groups[i].n_elements for i in self.force_groups.values())}"
