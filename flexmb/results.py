@@ -506,7 +506,8 @@ class TimeHistory(Result):
     the end-of-step acceleration for Newmark; m/s^2, rad/s^2), ``reactions``
     (n_dof,), energies in J: ``kinetic``, ``strain``, ``work`` (of loads and support reactions
     since t0), ``dissipated`` (by damping forces since t0) and
-    ``total = kinetic + strain + dissipated - work`` (constant for an exact solution), ``angular_momentum`` (1,) in 2D or (3,) in 3D, ``newton_iterations``; with
+    ``total = kinetic + strain + dissipated - work`` (constant for an exact solution),
+    ``angular_momentum`` (1,) in 2D or (3,) in 3D, ``newton_iterations``; with
     cubic-mass beams in the mid-point scheme the director stretch rates ``stretch`` (n_dof,, in
     1/s, see :mod:`flexmb.elements.hermite_mass2d`; their kinetic energy is in ``kinetic``); with
     joints the Lagrange multipliers (n_c,), their force on the DOFs ``constraint_force``
@@ -564,8 +565,8 @@ class TimeHistory(Result):
     @property
     def dissipated_energy(self) -> np.ndarray:
         """Energy dissipated by damping since t0 (n_out,), J (zero for files without it)."""
-        if any(np.size(x) != 1 for x in self.dissipated):         # written before damping existed
-            return np.zeros(len(self.t))
+        if len(self.dissipated) != len(self.kinetic) or any(np.size(x) != 1 for x in self.dissipated):
+            return np.zeros(len(self.kinetic))                     # written before damping was booked
         return np.array(self.dissipated, dtype=float)
 
     @property

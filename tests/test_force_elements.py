@@ -10,6 +10,7 @@ import pytest
 
 import flexmb as fm
 from flexmb.elements.force_elements import PointSpringDamper
+from flexmb.model_forces import ForceElement
 from flexmb.rotations import cayley_between, cayley_compose, compose
 
 N_EL = 6
@@ -124,7 +125,7 @@ def _bodies_3d(c: float) -> fm.Model:
     return m
 
 
-def _planar_mass(c: float) -> tuple[fm.Model, fm.model.ForceElement]:
+def _planar_mass(c: float) -> tuple[fm.Model, ForceElement]:
     """A 2 kg point mass on a preloaded spring-damper to a ground point, under gravity (a 2D
     elastic pendulum)."""
     m = fm.Model(dim=2)

@@ -166,25 +166,25 @@ class PointSpringDamper(ElementGroup):
         """Current length l (n_el,), m."""
         return np.linalg.norm(self._chord(X, u)[0], axis=1)
 
-    def spring_force(self, l: np.ndarray) -> np.ndarray:
-        """F(l) = k (l - L0) + F_pre (n_el,), N, tension positive."""
-        return self.k * (l - self.rest_length) + self.preload
+    def spring_force(self, length: np.ndarray) -> np.ndarray:
+        """F(l) = k (l - L0) + F_pre (n_el,), N, tension positive, for lengths l (n_el,)."""
+        return self.k * (length - self.rest_length) + self.preload
 
     def _direction(self, r: np.ndarray, what: str) -> tuple[np.ndarray, np.ndarray]:
-        l = np.linalg.norm(r, axis=1)
-        if np.any(l == 0.0):
-            e = int(np.flatnonzero(l == 0.0)[0])
+        length = np.linalg.norm(r, axis=1)
+        if np.any(length == 0.0):
+            e = int(np.flatnonzero(length == 0.0)[0])
             raise ModelError(f"spring-damper {self.labels[e]}: its two points coincide ({what}); the direction "
                              "of its force is undefined")
-        return l, r / l[:, None]
+        return length, r / length[:, None]
 
     def force_and_tangent(self, X: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         r, G, rotated = self._chord(X, u)
-        l, e = self._direction(r, "end-point form")
-        F = self.spring_force(l)
+        length, e = self._direction(r, "end-point form")
+        F = self.spring_force(length)
         f = F[:, None] * e                                                # (n_el, dim) force on b's point
         ee = np.einsum("ni,nj->nij", e, e)
-        D = self.k[:, None, None] * ee + (F / l)[:, None, None] * (np.eye(self.dim) - ee)
+        D = self.k[:, None, None] * ee + (F / length)[:, None, None] * (np.eye(self.dim) - ee)
         K = np.einsum("nai,nab,nbj->nij", G, D, G) + self._geometric(rotated, f)
         return np.einsum("nai,na->ni", G, f), K
 
@@ -197,7 +197,7 @@ class PointSpringDamper(ElementGroup):
         angular velocities at 3D rotations) and, with ``tangent``, its derivative along a scheme
         whose velocity moves as ``dv = dv_du du`` (n_el, ne, ne)."""
         r, G, rotated = self._chord(X, u)
-        l, e = self._direction(r, "damper")
+        length, e = self._direction(r, "damper")
         w = np.einsum("nij,nj->ni", G, v)                                 # relative point velocity
         ldot = np.einsum("ni,ni->n", e, w)
         f = (self.c * ldot)[:, None] * e
@@ -207,7 +207,7 @@ class PointSpringDamper(ElementGroup):
         P = np.eye(self.dim) - np.einsum("ni,nj->nij", e, e)
         ee = np.einsum("ni,nj->nij", e, e)
         # through e: c (ldot P / l + e w^T P / l) G
-        De = (self.c / l)[:, None, None] * (ldot[:, None, None] * P + np.einsum("ni,nj,njk->nik", e, w, P))
+        De = (self.c / length)[:, None, None] * (ldot[:, None, None] * P + np.einsum("ni,nj,njk->nik", e, w, P))
         K = np.einsum("nai,nab,nbj->nij", G, De, G) + self._geometric(rotated, f)
         # through the point velocities at fixed v: d(G v)/du (the offsets turning)
         dW = np.zeros((self.n_elements, self.dim, self.ndof))
@@ -315,8 +315,8 @@ class PointSpringDamper(ElementGroup):
     def element_outputs(self, X: np.ndarray, u: np.ndarray) -> dict[str, np.ndarray]:
         """Spring ``force`` F(l) (N, tension positive; the damper's share is not included) and
         ``length`` l (m), (n_el,) each."""
-        l = self.lengths(X, u)
-        return {"force": self.spring_force(l), "length": l}
+        length = self.lengths(X, u)
+        return {"force": self.spring_force(length), "length": length}
 
     def generalized_stresses(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
         """Spring force (n_el, 1), N."""
@@ -325,10 +325,10 @@ class PointSpringDamper(ElementGroup):
     def geometric_stiffness(self, X: np.ndarray, u: np.ndarray, stresses: np.ndarray) -> np.ndarray:
         """The part of the tangent linear in given spring forces (n_el, 1)."""
         r, G, rotated = self._chord(X, u)
-        l, e = self._direction(r, "geometric stiffness")
+        length, e = self._direction(r, "geometric stiffness")
         F = stresses[:, 0]
         P = np.eye(self.dim) - np.einsum("ni,nj->nij", e, e)
-        return (np.einsum("nai,nab,nbj->nij", G, (F / l)[:, None, None] * P, G)
+        return (np.einsum("nai,nab,nbj->nij", G, (F / length)[:, None, None] * P, G)
                 + self._geometric(rotated, F[:, None] * e))
 
     def strain_energy(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
