@@ -101,7 +101,10 @@ class ModelLayout:
                 section, thickness = {"shape": "surface"}, np.broadcast_to(g.thickness, (g.n_elements,)).copy()
             else:
                 section, thickness = g.drawn_section(Xe, model.characteristic_length), None
-            groups.append(GroupLayout(g.name, type(g).__name__, g.connectivity.copy(), section, frames,
+            # a one-node group (springs, bushings to the ground) is drawn and exported as lines of
+            # zero length at its nodes: post-processing knows lines and triangles only
+            conn = np.repeat(g.connectivity, 2, axis=1) if g.n_nodes == 1 else g.connectivity.copy()
+            groups.append(GroupLayout(g.name, type(g).__name__, conn, section, frames,
                                       dict(g.output_units), thickness))
         masses = np.array([(n, m) for n, m, _ in model.point_masses] + [(b.node, b.mass) for b in model.bodies],
                           dtype=float).reshape(-1, 2)

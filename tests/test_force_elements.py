@@ -309,3 +309,25 @@ def test_joint_spring_bad_input():
         m.add_joint_spring_damper(hinge, c=-2.0)
     with pytest.raises(fm.ModelError, match="not a joint of this model"):
         fm.Model(dim=2).add_joint_spring_damper(hinge, k=1.0)
+
+
+def test_result_files_restart_and_export_carry_springs_and_dissipation(tmp_path):
+    """The dissipated energy is written step by step and a restart continues it; a model with
+    springs and bushings to the ground (one-node groups) exports to VTU."""
+    from flexmb.io.export import write_vtu_series
+
+    m, _ = _planar_mass(0.7)
+    body = m.add_rigid_body([0.0, -1.0], 1.0, 0.1)
+    m.add_bushing(None, body, k=100.0, k_rot=10.0, c=1.0, c_rot=0.1)
+    asm = fm.Assembly(m)
+    v0 = np.zeros(asm.n_dof)
+    v0[:2] = [1.0, 4.0]
+    v0[asm.dofs.index(body.node, "rz")] = 2.0
+    whole = fm.integrate(asm, dt=0.05, t_end=1.0, v0=v0)
+    fm.integrate(asm, dt=0.05, t_end=0.5, v0=v0, save_to=tmp_path / "run.h5")
+    restarted = fm.integrate(asm, dt=0.05, t_end=1.0, restart_from=tmp_path / "run.h5")
+    assert np.allclose(restarted.dissipated_energy, whole.dissipated_energy, rtol=1e-12, atol=0.0)
+    assert np.allclose(fm.load_result(tmp_path / "run.h5").dissipated_energy, whole.dissipated_energy)
+    assert restarted.energy_error().max() < 1e-8
+    pvd = write_vtu_series(whole, tmp_path / "vtu", every=10)
+    assert len(list(pvd.parent.glob("*.vtu"))) == 3 and pvd.stat().st_size > 0
