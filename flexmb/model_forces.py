@@ -13,7 +13,7 @@ goes through the damping hook of :class:`~flexmb.elements.base.ElementGroup`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -45,12 +45,18 @@ class ForceElements:
     force_groups: dict[tuple, int]
 
     @keywords_listed
-    def add_spring(self, a: int | RigidBody | None, b: int | RigidBody | None, k: float,
+    def add_spring(self, a: int | RigidBody | None, b: int | RigidBody | None, k: float | None = None,
                    rest_length: float | None = None, preload: float = 0.0, at_a: Sequence[float] | None = None,
-                   at_b: Sequence[float] | None = None, name: str | None = None) -> "ForceElement":
-        """A linear point-to-point spring between side ``a`` and side ``b`` (a node, a
+                   at_b: Sequence[float] | None = None, name: str | None = None, curve: Callable | None = None,
+                   curve_slope: Callable | None = None) -> "ForceElement":
+        """A point-to-point spring between side ``a`` and side ``b`` (a node, a
         :class:`RigidBody`, or None for the ground): force ``F = k (l - rest_length) + preload``
-        along the line of its points, tension positive.
+        along the line of its points, tension positive; or, with ``curve`` instead of k, the
+        user's force curve ``F = curve(l)`` (a function of the lengths, an array in m, returning
+        one force per length in N; ``curve_slope``, its derivative in N/m, optional: else a
+        central difference). A curve's potential is zero at ``rest_length``; its mid-point force
+        is the mean of the curve over the step's lengths (4-point Gauss), exactly
+        energy-consistent for curves up to cubic. Springs sharing one curve function are batched.
 
         k in N/m (>= 0); rest_length in m (default: the distance of the points in the reference
         configuration); preload in N (the force at the rest length); ``at_a``, ``at_b``: the
@@ -61,6 +67,18 @@ class ForceElements:
         buckling and linearization. Returns a :class:`ForceElement` naming its group and index
         (its outputs ``force`` and ``length`` are element outputs of that group).
         """
+        if (k is None) == (curve is None):
+            raise ModelError(f"add_spring {name or ''}: give either k (N/m, a linear spring) or curve (a force "
+                             f"curve F(l)), got k={k!r}, curve={curve!r}")
+        if curve is not None:
+            if not callable(curve) or (curve_slope is not None and not callable(curve_slope)):
+                raise ModelError(f"add_spring {name or ''}: curve and curve_slope must be functions of the length "
+                                 f"(m), got {curve!r}, {curve_slope!r}")
+            if preload:
+                raise ModelError(f"add_spring {name or ''}: a force curve includes any preload (F at rest_length); "
+                                 f"got preload={preload!r} with a curve")
+            return self._add_spring_damper("spring", a, b, 0.0, 0.0, rest_length, 0.0, at_a, at_b, name,
+                                           (curve, curve_slope))
         return self._add_spring_damper("spring", a, b, k, 0.0, rest_length, preload, at_a, at_b, name)
 
     @keywords_listed
@@ -227,7 +245,8 @@ class ForceElements:
             g.has_rotations and node in g.connectivity for g in self.groups
             if not isinstance(g, FORCE_ELEMENT_GROUPS))
 
-    def _add_spring_damper(self, kind: str, a, b, k, c, rest_length, preload, at_a, at_b, name) -> "ForceElement":
+    def _add_spring_damper(self, kind: str, a, b, k, c, rest_length, preload, at_a, at_b, name,
+                           curve: tuple[Callable, Callable | None] | None = None) -> "ForceElement":
         name = name or f"{kind} {sum(self.groups[i].n_elements for i in self.force_groups.values())}"
         what = f"{kind} {name!r}"
         k = real(k, f"{what}: k (N/m)", low=0.0)
@@ -266,7 +285,7 @@ class ForceElements:
                              "(a spring from a body's offset point to a plain node is not supported yet: "
                              "attach it to a body or beam node)")
         ground = sides[0][0] is None
-        key = (ground, rotations)
+        key = (ground, rotations) if curve is None else (ground, rotations, "curve", id(curve[0]), id(curve[1]))
         new = dict(connectivity=[nodes], k=[k], rest_length=[rest], preload=[preload], c=[c],
                    offsets=[offsets], anchor=[sides[0][1]] if ground else None, labels=[what])
         if key in self.force_groups:
@@ -278,9 +297,16 @@ class ForceElements:
                        anchor=np.vstack([old.anchor, new["anchor"]]) if ground else None,
                        labels=old.labels + [what])
         group_name = "springs" + {(False, False): "", (False, True): " (bodies)", (True, False): " (ground)",
-                                  (True, True): " (ground, bodies)"}[key]
+                                  (True, True): " (ground, bodies)"}[key[:2]]
+        if curve is not None:                                     # one group per curve function
+            group_name = self.groups[self.force_groups[key]].name if key in self.force_groups else \
+                f"{group_name} (curve {sum(len(kind) > 2 for kind in self.force_groups)})"
         group = PointSpringDamper(np.asarray(new["connectivity"], dtype=np.int64), self.dim, new["k"],
                                   new["rest_length"], new["preload"], new["c"], np.asarray(new["offsets"], float),
                                   None if new["anchor"] is None else np.asarray(new["anchor"], float), rotations,
-                                  group_name, new["labels"])
+                                  group_name, new["labels"], *(curve or (None, None)))
+        if curve is not None:
+            # checked once here, at the reference length, so that a broken curve fails where it is given
+            group.spring_force(np.linalg.norm(np.diff([p for _, p in sides], axis=0), axis=1)
+                               .repeat(group.n_elements))
         return self._place_force_group(key, group, name)

@@ -331,3 +331,54 @@ def test_result_files_restart_and_export_carry_springs_and_dissipation(tmp_path)
     assert restarted.energy_error().max() < 1e-8
     pvd = write_vtu_series(whole, tmp_path / "vtu", every=10)
     assert len(list(pvd.parent.glob("*.vtu"))) == 3 and pvd.stat().st_size > 0
+
+
+# ------------------------------------------------------------------ user force curves
+def _hardening(length: np.ndarray) -> np.ndarray:
+    """A hardening spring with preload: 3 + 50 s + 400 s^3 N, s = l - 0.8 m."""
+    s = length - 0.8
+    return 3.0 + 50.0 * s + 400.0 * s**3
+
+
+def _hardening_slope(length: np.ndarray) -> np.ndarray:
+    return 50.0 + 1200.0 * (length - 0.8) ** 2
+
+
+@pytest.mark.parametrize("slope", [_hardening_slope, None], ids=["given slope", "difference slope"])
+def test_force_curve_spring(slope):
+    rng = np.random.default_rng(4)
+    X = rng.uniform(-1.0, 1.0, (N_EL, 2, 3))
+    g = PointSpringDamper(np.zeros((N_EL, 2), dtype=int), 3, 0.0, 0.8, 0.0, 0.0, curve=_hardening, curve_slope=slope)
+    u0 = 0.3 * rng.normal(size=(N_EL, 6))
+    q, K = g.force_and_tangent(X, u0)
+    assert _relative(K, _fd(lambda x: g.internal_force(X, x), g, u0, "add")) < 1e-6
+    u1 = u0 + 0.3 * rng.normal(size=u0.shape)
+    Km = g.mid_point_force_and_tangent(X, u0, u1)[1]
+    assert _relative(Km, _fd(lambda x: g.mid_point_force(X, u0, x), g, u1, "add")) < 1e-6
+    # a cubic curve: the 4-point rule is exact, so the mid-point identity is exact
+    work = np.einsum("ni,ni->n", g.mid_point_force(X, u0, u1), u1 - u0)
+    dV = g.strain_energy(X, u1) - g.strain_energy(X, u0)
+    assert np.abs(work - dV).max() < 1e-12 * np.abs(dV).max()
+    # the potential is the integral of the curve: V(l) = 3 s + 25 s^2 + 100 s^4
+    s = g.lengths(X, u0) - 0.8
+    assert np.allclose(g.strain_energy(X, u0), 3.0 * s + 25.0 * s**2 + 100.0 * s**4, rtol=1e-12, atol=0.0)
+    # in a model: energy conserved, the curve springs batched in one group
+    m = fm.Model(dim=2)
+    n = m.add_node([1.0, 0.0])
+    m.add_point_mass(n, 2.0)
+    first = m.add_spring(None, n, at_a=[0.0, 0.0], curve=_hardening, curve_slope=slope, rest_length=0.8)
+    second = m.add_spring(None, n, at_a=[1.0, 1.0], curve=_hardening, curve_slope=slope, rest_length=0.8)
+    assert first.group == second.group and second.index == 1
+    m.set_gravity([0.0, -9.81])
+    history = fm.integrate(m, dt=0.05, t_end=2.0, v0=np.array([1.0, 4.0]))
+    assert history.energy_error().max() < 1e-8
+
+
+def test_force_curve_errors_name_the_spring():
+    m = fm.Model(dim=2)
+    n = m.add_node([1.0, 0.0])
+    with pytest.raises(fm.ModelError, match="either k .* or curve"):
+        m.add_spring(None, n, k=1.0, curve=_hardening, at_a=[0.0, 0.0])
+    with pytest.raises(fm.UserFunctionError, match=r"force curve of spring 'wobbly'.*returned \[1.0, 1.0\]"):
+        m.add_spring(None, n, at_a=[0.0, 0.0], curve=lambda length: [1.0, 1.0], name="wobbly")
+    assert not m.groups, "a refused spring must not stay in the model"

@@ -35,12 +35,18 @@ element (side b), its side a being the fixed ``anchor``.
 """
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
-from flexmb.checks import ModelError
+from flexmb.checks import ModelError, UserFunctionError
 from flexmb.elements.base import ElementGroup
 from flexmb.rotations import cayley_between, cayley_resolvent, exp_map, skew
 
+#: 4-point Gauss-Legendre rule on [0, 1]: the mean of a force curve over a length interval
+_GAUSS_POINTS = 0.5 + 0.5 * np.array([-0.8611363115940526, -0.3399810435848563, 0.3399810435848563,
+                                      0.8611363115940526])
+_GAUSS_WEIGHTS = 0.5 * np.array([0.3478548451374538, 0.6521451548625461, 0.6521451548625461, 0.3478548451374538])
 #: 90 degree rotation in the plane: d A(theta) / d theta = J A(theta)
 _J = np.array([[0.0, -1.0], [1.0, 0.0]])
 
@@ -78,12 +84,17 @@ class PointSpringDamper(ElementGroup):
     has_rotations : whether the nodes carry rotation DOFs (rigid bodies, beam nodes), needed
         for offsets.
     labels : names of the elements, for error messages.
+    curve : optional user force curve F(l) (N, tension positive) in place of the linear law,
+        called with the lengths (n,) in m and returning (n,) forces; ``rest_length`` is then the
+        length at which its potential V(l) = integral of F from rest_length to l is zero, and k,
+        preload are unused. ``curve_slope``: its derivative dF/dl (N/m), else a central difference.
     """
 
     def __init__(self, connectivity: np.ndarray, dim: int, k: float | np.ndarray, rest_length: float | np.ndarray,
                  preload: float | np.ndarray, c: float | np.ndarray, offsets: np.ndarray | None = None,
                  anchor: np.ndarray | None = None, has_rotations: bool = False, name: str = "springs",
-                 labels: list[str] | None = None) -> None:
+                 labels: list[str] | None = None, curve: Callable | None = None,
+                 curve_slope: Callable | None = None) -> None:
         self.n_nodes = int(np.shape(np.atleast_2d(connectivity))[1])
         self.has_rotations = bool(has_rotations)
         super().__init__(connectivity, dim, name)
@@ -99,6 +110,56 @@ class PointSpringDamper(ElementGroup):
         if not self.has_rotations and np.any(self.offsets):
             raise ModelError(f"element group {name!r}: offsets need nodes with rotations")
         self.labels = labels or [f"element {e} of group {name!r}" for e in range(n)]
+        self.curve, self.curve_slope = curve, curve_slope
+
+    # -------------------------------------------------------------- force law
+    def _curve(self, function: Callable, lengths: np.ndarray, what: str) -> np.ndarray:
+        """function(lengths) checked: (n_el,) finite numbers, else UserFunctionError naming the spring."""
+        try:
+            value = np.asarray(function(lengths.copy()), dtype=float)
+        except Exception as exc:                                  # the user's code: anything can happen
+            raise UserFunctionError(f"{what} of {self._named()} raised "
+                                    f"{type(exc).__name__}: {exc} at lengths {lengths.tolist()} m") from exc
+        if value.shape != lengths.shape or not np.all(np.isfinite(value)):
+            raise UserFunctionError(f"{what} of {self._named()} returned "
+                                    f"{value.tolist()} for lengths {lengths.tolist()} m; it must return one finite "
+                                    "force per length")
+        return value
+
+    def _named(self) -> str:
+        """The springs of the group, for errors: their names (the first three) and the group."""
+        shown = ", ".join(self.labels[:3]) + (" ..." if len(self.labels) > 3 else "")
+        return f"{shown} (group {self.name!r})"
+
+    def spring_force(self, length: np.ndarray) -> np.ndarray:
+        """F(l) (n_el,), N, tension positive, for lengths l (n_el,): k (l - L0) + F_pre, or the curve."""
+        if self.curve is not None:
+            return self._curve(self.curve, length, "the force curve")
+        return self.k * (length - self.rest_length) + self.preload
+
+    def spring_slope(self, length: np.ndarray) -> np.ndarray:
+        """dF/dl (n_el,), N/m: k, or the curve's slope (its derivative or a central difference)."""
+        if self.curve is None:
+            return self.k
+        if self.curve_slope is not None:
+            return self._curve(self.curve_slope, length, "the force curve's slope")
+        h = 1e-6 * np.maximum(length, 1e-3)
+        return (self.spring_force(length + h) - self.spring_force(length - h)) / (2.0 * h)
+
+    def _discrete_gradient(self, l0: np.ndarray, l1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(V(l1) - V(l0)) / (l1 - l0) and its derivative w.r.t. l1 (n_el,): exactly
+        k ((l0 + l1) / 2 - L0) + F_pre and k / 2 for the linear law; for a curve the mean of F
+        over [l0, l1] by 4-point Gauss-Legendre (exact for cubic and lower curves, the value F(l0)
+        when l1 = l0: no 0/0)."""
+        if self.curve is None:
+            return self.k * (0.5 * (l0 + l1) - self.rest_length) + self.preload, 0.5 * self.k
+        dl = l1 - l0
+        phi, dphi = np.zeros_like(l0), np.zeros_like(l0)
+        for xi, weight in zip(_GAUSS_POINTS, _GAUSS_WEIGHTS):
+            at = l0 + xi * dl
+            phi += weight * self.spring_force(at)
+            dphi += weight * xi * self.spring_slope(at)
+        return phi, dphi
 
     # -------------------------------------------------------------- geometry
     @property
@@ -166,10 +227,6 @@ class PointSpringDamper(ElementGroup):
         """Current length l (n_el,), m."""
         return np.linalg.norm(self._chord(X, u)[0], axis=1)
 
-    def spring_force(self, length: np.ndarray) -> np.ndarray:
-        """F(l) = k (l - L0) + F_pre (n_el,), N, tension positive, for lengths l (n_el,)."""
-        return self.k * (length - self.rest_length) + self.preload
-
     def _direction(self, r: np.ndarray, what: str) -> tuple[np.ndarray, np.ndarray]:
         length = np.linalg.norm(r, axis=1)
         if np.any(length == 0.0):
@@ -184,7 +241,7 @@ class PointSpringDamper(ElementGroup):
         F = self.spring_force(length)
         f = F[:, None] * e                                                # (n_el, dim) force on b's point
         ee = np.einsum("ni,nj->nij", e, e)
-        D = self.k[:, None, None] * ee + (F / length)[:, None, None] * (np.eye(self.dim) - ee)
+        D = self.spring_slope(length)[:, None, None] * ee + (F / length)[:, None, None] * (np.eye(self.dim) - ee)
         K = np.einsum("nai,nab,nbj->nij", G, D, G) + self._geometric(rotated, f)
         return np.einsum("nai,na->ni", G, f), K
 
@@ -271,8 +328,7 @@ class PointSpringDamper(ElementGroup):
         kappa = 2.0 / (l0 + l1)
         rm = 0.5 * (r0 + r1)
         if dt is None:
-            phi = self.k * (0.5 * (l0 + l1) - self.rest_length) + self.preload
-            dphi = 0.5 * self.k
+            phi, dphi = self._discrete_gradient(l0, l1)
         else:
             phi = self.c * (l1 - l0) / dt
             dphi = self.c / dt
@@ -332,8 +388,13 @@ class PointSpringDamper(ElementGroup):
                 + self._geometric(rotated, F[:, None] * e))
 
     def strain_energy(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
-        """V(l) = k (l - L0)^2 / 2 + F_pre (l - L0) (n_el,), J."""
-        stretch = self.lengths(X, u) - self.rest_length
+        """V(l) = k (l - L0)^2 / 2 + F_pre (l - L0) (n_el,), J; for a curve the integral of F from
+        L0 to l by the rule of :meth:`_discrete_gradient` (so the mid-point identity is exact for
+        curves up to cubic)."""
+        length = self.lengths(X, u)
+        stretch = length - self.rest_length
+        if self.curve is not None:
+            return stretch * self._discrete_gradient(self.rest_length, length)[0]
         return 0.5 * self.k * stretch**2 + self.preload * stretch
 
     def axial_strain(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
