@@ -382,3 +382,18 @@ def test_force_curve_errors_name_the_spring():
     with pytest.raises(fm.UserFunctionError, match=r"force curve of spring 'wobbly'.*returned \[1.0, 1.0\]"):
         m.add_spring(None, n, at_a=[0.0, 0.0], curve=lambda length: [1.0, 1.0], name="wobbly")
     assert not m.groups, "a refused spring must not stay in the model"
+
+
+def test_linear_buckling_sees_a_spring_support():
+    """A stiff column (EI = 1e9 N m^2, 4 beam elements, L = 2 m) pinned at its foot, held at its
+    top by a lateral spring k = 300 N/m, under an axial load P: the rigid-bar mode buckles at
+    P_cr = k L = 600 N (bending lowers it by k L^3 / (3 EI) = 8e-7 relative)."""
+    L, k = 2.0, 300.0
+    m = fm.Model(dim=2)
+    nodes = m.add_nodes(np.c_[np.zeros(5), np.linspace(0.0, L, 5)])
+    m.add_beam2d(np.c_[nodes[:-1], nodes[1:]], EA=1e12, EI=1e9)
+    m.fix(nodes[0], ["ux", "uy"])
+    m.add_spring(None, nodes[-1], k=k, at_a=[-1.0, L])
+    m.add_load(nodes[-1], "uy", -1.0)
+    result = fm.linear_buckling(m, n_modes=1)
+    assert abs(result.load_factors[0] - k * L) < 1e-4 * k * L, result.load_factors
