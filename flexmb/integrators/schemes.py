@@ -25,6 +25,7 @@ from flexmb.assembly import Assembly
 from flexmb.elements.hermite_mass2d import director_step
 from flexmb.integrators import newton
 from flexmb.integrators.newton import NewtonLog, NewtonSettings
+from flexmb.model import ModelError
 from flexmb.multibody.constraints import ConstraintTerms
 from flexmb.rotations import (exp_map, log_map, reference_cayley_resolvent, reference_exp_map,
                               reference_tangent_operator, skew, tangent_operator)
@@ -165,6 +166,10 @@ class Scheme(ABC):
         step's increment, ``q_d . d`` in the mid-point scheme (exactly what its energy balance
         loses to them)."""
         if res.damping is None:
+            if self.asm.damped_groups:
+                # a scheme that leaves the damping forces out would run an undamped model silently
+                raise ModelError(f"the {self.name} scheme does not apply damping forces (dampers, Rayleigh "
+                                 "damping) yet; use the mid-point or Newmark scheme")
             return 0.0
         d = res.increment if res.increment is not None else self.increment(s, u1)
         return float(res.damping.dot(d))
