@@ -555,7 +555,7 @@ class Newmark(Scheme):
     def dissipation_increment(self, s: State, res: StepResidual, u1: np.ndarray) -> float:
         """Trapezoidal work of the damping forces over the step, as :meth:`work_increment` books loads."""
         if res.damping is None:
-            return 0.0
+            return super().dissipation_increment(s, res, u1)
         return float((0.5 * (self.asm.damping_force(s.u, s.v) + res.damping)) @ self.increment(s, u1))
 
     def work_increment(self, s: State, res: StepResidual, u1: np.ndarray, reaction: np.ndarray | None = None) -> float:
