@@ -152,3 +152,9 @@ def test_bad_input():
         m.set_rayleigh_damping("nope", alpha=1.0)
     m.set_rayleigh_damping("b3", alpha=0.5)                 # alpha alone works for every element type
     assert m.groups[0].damped
+    planar = fm.Model(dim=2)
+    planar.add_nodes([[0.0, 0.0], [1.0, 0.0]])
+    planar.add_beam2d([[0, 1]], EA=1.0, EI=1.0, rho_A=1.0, mass="cubic", name="cubic")
+    with pytest.raises(fm.ModelError, match=r"group 'cubic' has the 'cubic'.*alpha = 0.2"):
+        planar.set_rayleigh_damping("cubic", alpha=0.2)
+    planar.set_rayleigh_damping("cubic", beta=0.01)          # the strain-rate part does not need the mass

@@ -94,7 +94,12 @@ class RayleighDamping:
 
 
 def check_rayleigh(group: ElementGroup, alpha: float, beta: float) -> None:
-    """ModelError if the group cannot take the beta part."""
+    """ModelError if the group cannot take the beta part, or the alpha part (a mass that turns
+    with the nodes, the cubic mass of Beam2D, is not in the constant mass matrix alpha uses)."""
+    if alpha and getattr(group, "mass", None) == "cubic":
+        raise ModelError(f"set_rayleigh_damping: group {group.name!r} has the 'cubic' (configuration-dependent) "
+                         f"mass, which the alpha part (alpha M v with the constant mass) would miss; got alpha = "
+                         f"{alpha:g}: use mass 'consistent' or 'lumped', or beta alone")
     if beta and not supports_beta(group):
         what = "a second_order Beam2D" if type(group) is Beam2D else f"a {type(group).__name__} group"
         raise ModelError(f"set_rayleigh_damping: group {group.name!r} is {what}; the beta (strain-rate) part is "
