@@ -37,7 +37,6 @@ class ForceElement:
     index: int
 
 
-
 class ForceElements:
     """Springs, dampers, bushings and Rayleigh damping of a :class:`~flexmb.model.Model`."""
 
