@@ -21,10 +21,11 @@ from flexmb.checks import ModelError, float_array, keywords_listed, real, real_a
 from flexmb.elements.base import ElementGroup
 from flexmb.elements.bushing import Bushing
 from flexmb.elements.force_elements import CoordinateSpringDamper, PointSpringDamper
+from flexmb.elements.revolute_spring import RevoluteSpring
 from flexmb.multibody.joints import Joint, RigidBody
 
 #: the element groups that hold springs, dampers and bushings (made by the add_spring ... methods)
-FORCE_ELEMENT_GROUPS = (PointSpringDamper, CoordinateSpringDamper, Bushing)
+FORCE_ELEMENT_GROUPS = (PointSpringDamper, CoordinateSpringDamper, Bushing, RevoluteSpring)
 
 
 @dataclass(frozen=True)
@@ -102,11 +103,13 @@ class ForceElements:
     def add_joint_spring_damper(self, joint: Joint, k: float = 0.0, c: float = 0.0, rest: float = 0.0,
                                 preload: float = 0.0, name: str | None = None) -> "ForceElement":
         """A spring-damper on a joint's coordinate q, relative to the reference configuration:
-        the relative angle ``theta_B - theta_A`` (rad) of a planar revolute joint, or the slide
-        along the line (m) of a prismatic joint whose side A is the ground (2D along its x_axis,
-        3D along its axis). Moment or force ``k (q - rest) + preload + c dq/dt`` on the sides:
-        k in N m/rad or N/m, c in N m s/rad or N s/m, rest in rad or m, preload in N m or N.
-        Exact in the mid-point scheme (q is linear in the DOFs)."""
+        the relative angle (rad) of a revolute joint (2D ``theta_B - theta_A``; 3D the angle about
+        the joint axis, read modulo a turn, |q| < pi), or the slide along the line (m) of a
+        prismatic joint whose side A is the ground (2D along its x_axis, 3D along its axis).
+        Moment or force ``k (q - rest) + preload + c dq/dt`` on the sides: k in N m/rad or N/m, c
+        in N m s/rad or N s/m, rest in rad or m, preload in N m or N. Energy-consistent in the
+        mid-point scheme (see :mod:`flexmb.elements.force_elements` and, for 3D revolute joints,
+        :mod:`flexmb.elements.revolute_spring`)."""
         if not isinstance(joint, Joint) or not any(j is joint for j in self.joints):
             raise ModelError(f"add_joint_spring_damper: {joint!r} is not a joint of this model (use the Joint "
                              "returned by add_joint)")
@@ -115,6 +118,8 @@ class ForceElements:
         k = real(k, f"{what}: k", low=0.0)
         c = real(c, f"{what}: c", low=0.0)
         rest, preload = real(rest, f"{what}: rest"), real(preload, f"{what}: preload")
+        if joint.kind == "revolute" and self.dim == 3:
+            return self._add_revolute_spring(joint, k, c, rest, preload, name, what)
         if joint.kind == "revolute" and self.dim == 2:
             nodes = [n for n in (joint.a, joint.b) if n >= 0]
             plain = [n for n in nodes if not self._node_rotates(n)]
@@ -144,6 +149,28 @@ class ForceElements:
         group = CoordinateSpringDamper(np.asarray(columns["connectivity"], dtype=np.int64), self.dim, columns["b"],
                                        columns["k"], columns["c"], columns["rest"], columns["preload"], rotations,
                                        group_name, labels)
+        return self._place_force_group(key, group, name)
+
+    def _add_revolute_spring(self, joint: Joint, k: float, c: float, rest: float, preload: float, name: str,
+                             what: str) -> "ForceElement":
+        """The 3D revolute joint's spring-damper (:class:`~flexmb.elements.revolute_spring.RevoluteSpring`)."""
+        nodes = [n for n in (joint.a, joint.b) if n >= 0]
+        plain = [n for n in nodes if not self._node_rotates(n)]
+        if plain:
+            raise ModelError(f"{what}: node {plain[0]} has no rotations; the joint angle needs rotating sides "
+                             "(rigid bodies or beam nodes)")
+        key = ("joint3d", len(nodes))
+        columns = dict(connectivity=np.array([nodes]), frames=joint.frame[None], k=np.array([k]), c=np.array([c]),
+                       rest=np.array([rest]), preload=np.array([preload]))
+        labels = [what]
+        if key in self.force_groups:
+            old = self.groups[self.force_groups[key]]
+            columns = {f: np.concatenate([getattr(old, f) if f != "connectivity" else old.connectivity, v])
+                       for f, v in columns.items()}
+            labels = old.labels + labels
+        group = RevoluteSpring(columns["connectivity"], columns["frames"], columns["k"], columns["c"], columns["rest"],
+                               columns["preload"], "joint springs (3D" + (", ground)" if len(nodes) == 1 else ")"),
+                               labels)
         return self._place_force_group(key, group, name)
 
     def _place_force_group(self, key: tuple, group: ElementGroup, name: str) -> "ForceElement":

@@ -437,3 +437,73 @@ def test_a_scheme_without_the_damping_hook_refuses_a_damped_model(monkeypatch):
     monkeypatch.setitem(SCHEMES, "undamped", Undamped)
     with pytest.raises(fm.ModelError, match="undamped scheme does not apply damping forces"):
         fm.integrate(_planar_mass(0.7)[0], dt=0.1, t_end=0.5, scheme="undamped")
+
+
+# ------------------------------------------------------------------ spatial revolute joint springs
+@pytest.mark.parametrize("n_nodes", [1, 2], ids=["ground", "two bodies"])
+def test_revolute_spring_3d_tangents_and_identity(n_nodes):
+    from flexmb.elements.revolute_spring import RevoluteSpring
+    from flexmb.rotations import exp_map
+
+    rng = np.random.default_rng(20 + n_nodes)
+    frames = np.array([exp_map(rng.normal(size=3)) for _ in range(N_EL)])
+    g = RevoluteSpring(np.zeros((N_EL, n_nodes), dtype=int), frames, rng.uniform(1, 3, N_EL), rng.uniform(1, 2, N_EL),
+                       rng.uniform(-0.3, 0.3, N_EL), rng.uniform(-1, 1, N_EL))
+    X = rng.uniform(-1.0, 1.0, (N_EL, n_nodes, 3))
+    u = 0.4 * rng.normal(size=(N_EL, g.ndof))
+    q, K = g.force_and_tangent(X, u)
+    dV = np.zeros_like(q)
+    for j in range(g.ndof):
+        dx = np.zeros_like(u)
+        dx[:, j] = 1e-6
+        dV[:, j] = (g.strain_energy(X, _moved(g, u, dx, "spin")) - g.strain_energy(X, _moved(g, u, -dx, "spin"))) / 2e-6
+    assert _relative(q, dV) < 1e-6
+    assert _relative(K, _fd(lambda x: g.internal_force(X, x), g, u, "spin")) < 1e-6
+    u1 = _moved(g, u, 0.3 * rng.normal(size=u.shape), "spin")
+    d, dt = _increment(g, u, u1), 0.1
+    assert _relative(g.mid_point_force_and_tangent(X, u, u1)[1],
+                     _fd(lambda dd: g.mid_point_force(X, u, _moved(g, u, dd, "cayley")), g, d, "add")) < 1e-6
+    assert _relative(g.mid_point_damping(X, u, u1, dt, True)[1],
+                     _fd(lambda dd: g.mid_point_damping(X, u, _moved(g, u, dd, "cayley"), dt, False)[0],
+                         g, d, "add")) < 1e-6
+    work = np.einsum("ni,ni->n", g.mid_point_force(X, u, u1), d)
+    dV = g.strain_energy(X, u1) - g.strain_energy(X, u)
+    assert np.abs(work - dV).max() < 1e-12 * np.abs(dV).max()
+    dphi = g.angle(X, u1) - g.angle(X, u)
+    dissipated = np.einsum("ni,ni->n", g.mid_point_damping(X, u, u1, dt, False)[0], d)
+    assert np.abs(dissipated - g.c * dphi**2 / dt).max() < 1e-12 * dissipated.max()
+    v = rng.normal(size=u.shape)
+    K0, K1 = g.damping_force(X, u, v, 0.0, True)[1], g.damping_force(X, u, v, 1.0, True)[1]
+    assert _relative(K0, _fd(lambda x: g.damping_force(X, x, v, 0.0, False)[0], g, u, "spin")) < 1e-6
+    assert _relative(K1 - K0, _fd(lambda x: g.damping_force(X, u, x, 0.0, False)[0], g, v, "add")) < 1e-6
+
+
+def test_revolute_spring_3d_frequency_and_energy():
+    """A rigid body on a skew revolute joint with a rotational spring-damper (k = 5 N m/rad,
+    c = 0.2 N m s/rad), no gravity: omega_n = sqrt(k / J_O), J_O the inertia about the axis
+    (J_axis + m d^2); linearize to 1e-10, mid-point energy balance to 1e-8."""
+    from flexmb.rotations import exp_map
+
+    axis = np.array([1.0, 2.0, 2.0]) / 3.0
+    J, mass, centre, k, c = np.diag([0.2, 0.3, 0.4]), 2.0, np.array([0.3, -0.4, 0.25]), 5.0, 0.2
+    m = fm.Model(dim=3)
+    body = m.add_rigid_body(centre, mass, J)
+    spring = m.add_joint_spring_damper(m.add_joint("revolute", None, body, at=[0.0, 0.0, 0.0], axis=axis), k=k, c=c)
+    asm = fm.Assembly(m)
+    d = centre - (centre @ axis) * axis
+    J_O = axis @ J @ axis + mass * d @ d
+    zeta = c / (2.0 * np.sqrt(k * J_O))
+    modes = fm.linearize(asm).eigen()
+    assert modes.eigenvalues.size == 1
+    assert abs(abs(modes.eigenvalues[0]) - np.sqrt(k / J_O)) < 1e-10 * np.sqrt(k / J_O)
+    assert abs(modes.damping_ratios[0] - zeta) < 1e-10
+    v0 = np.zeros(asm.n_dof)
+    rot, tr = asm.dofs.index(body.node, "rx"), asm.dofs.index(body.node, "ux")
+    v0[rot:rot + 3], v0[tr:tr + 3] = 0.5 * axis, np.cross(0.5 * axis, centre)
+    history = fm.integrate(asm, dt=0.01, t_end=3.0, v0=v0)
+    assert history.energy_error().max() < 1e-8
+    assert history.dissipated_energy[-1] > 0.2 * history.kinetic[0]
+    angle = np.array(history.element(spring.group, "angle"))[:, spring.index]
+    R = exp_map(np.array(history.u)[:, rot:rot + 3])
+    # the body's rotation is the turn about the axis by the spring's angle
+    assert np.abs(R - exp_map(angle[:, None] * axis[None, :])).max() < 1e-8
