@@ -120,6 +120,37 @@ class Assembly:
         self._planar_rotations = self.dofs.first[self.dofs.has_rotations] + 2 if model.dim == 2 else None
 
     @property
+    def damped_groups(self) -> list[int]:
+        """Indices of the groups with damping forces (:attr:`ElementGroup.damped`)."""
+        return [i for i, g in enumerate(self.groups) if g.damped]
+
+    def mid_point_damping(self, u0: np.ndarray, u1: np.ndarray, dt: float, data: np.ndarray | None = None
+                          ) -> np.ndarray:
+        """Damping force over a mid-point step (n_dof,) (:meth:`ElementGroup.mid_point_damping`);
+        with ``data`` (nnz,) its derivative w.r.t. the step increment is added into it."""
+        q = np.zeros(self.n_dof)
+        for i in self.damped_groups:
+            ed = self._edofs[i]
+            f, K = self.groups[i].mid_point_damping(self._X[i], u0[ed], u1[ed], dt, data is not None)
+            self._add_group_vector(q, i, f)
+            if data is not None:
+                self._add_group_matrix_data(data, i, K)
+        return q
+
+    def damping_force(self, u: np.ndarray, v: np.ndarray, dv_du: float = 0.0, data: np.ndarray | None = None
+                      ) -> np.ndarray:
+        """Damping force at the state (u, v) (n_dof,); with ``data`` (nnz,) its derivative along a
+        scheme with dv = dv_du du is added into it (:meth:`ElementGroup.damping_force`)."""
+        q = np.zeros(self.n_dof)
+        for i in self.damped_groups:
+            ed = self._edofs[i]
+            f, K = self.groups[i].damping_force(self._X[i], u[ed], v[ed], dv_du, data is not None)
+            self._add_group_vector(q, i, f)
+            if data is not None:
+                self._add_group_matrix_data(data, i, K)
+        return q
+
+    @property
     def configuration_loads(self) -> bool:
         """Whether a load depends on the configuration: follower and semi-tangential loads, or the
         weight of a configuration-dependent (cubic) mass."""

@@ -38,6 +38,7 @@ from flexmb.elements.beam2d import Beam2D
 from flexmb.elements.beam3d import Beam3D
 from flexmb.elements.shell3 import Shell3
 from flexmb.elements.truss import Truss
+from flexmb.model_forces import ForceElements
 from flexmb.multibody.joints import JOINT_KINDS, Drive, Joint, RigidBody, joint_frame
 from flexmb.multibody.ties import Tie, default_tie_name
 from flexmb.sensors import Sensor, make_sensor
@@ -132,7 +133,7 @@ class NodalVectorLoad:
 
 
 @dataclass
-class Model:
+class Model(ForceElements):
     """A finite element / multibody model in ``dim`` = 2 or 3 space dimensions (SI units).
 
     The modelling vocabulary (each method's help lists its parameters with units; a number
@@ -162,6 +163,11 @@ class Model:
         :meth:`add_modal_body` (a modal body on a floating frame, from
         :class:`~flexmb.cms.modal_body.ModalBodyData`), :meth:`tie` (a node to a node of a
         modal body: joints and loads act on the body there)
+    Springs, dampers and damping (:class:`~flexmb.model_forces.ForceElements`)
+        :meth:`add_spring`, :meth:`add_damper`, :meth:`add_spring_damper` (point to point,
+        between nodes, bodies with offsets and the ground), :meth:`add_joint_spring_damper`
+        (on a revolute joint's angle or a prismatic joint's slide), :meth:`add_bushing`,
+        :meth:`set_rayleigh_damping` (alpha M + beta K per element group)
     Gravity
         :meth:`set_gravity`
     Outputs
@@ -187,6 +193,8 @@ class Model:
     ties: list[Tie] = field(default_factory=list, init=False)
     sensors: list[Sensor] = field(default_factory=list, init=False)
     gravity: np.ndarray = field(init=False)
+    #: the force-element groups by kind (ground side, rotations), index into ``groups``
+    force_groups: dict[tuple, int] = field(default_factory=dict, init=False, repr=False)
     #: counts the changes made through the methods; an Assembly records it when it is built
     #: so that an analysis can refuse an Assembly of an older state of the model
     revision: int = field(default=0, init=False, repr=False, compare=False)

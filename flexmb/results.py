@@ -116,7 +116,10 @@ class ModelLayout:
                 section, thickness = {"shape": "surface"}, np.broadcast_to(g.thickness, (g.n_elements,)).copy()
             else:
                 section, thickness = g.drawn_section(Xe, model.characteristic_length), None
-            groups.append(GroupLayout(g.name, type(g).__name__, g.connectivity.copy(), section, frames,
+            # a one-node group (springs, bushings to the ground) is drawn and exported as lines of
+            # zero length at its nodes: post-processing knows lines and triangles only
+            conn = np.repeat(g.connectivity, 2, axis=1) if g.n_nodes == 1 else g.connectivity.copy()
+            groups.append(GroupLayout(g.name, type(g).__name__, conn, section, frames,
                                       dict(g.output_units), thickness))
         masses = np.array([(n, m) for n, m, _ in model.point_masses] + [(b.node, b.mass) for b in model.bodies],
                           dtype=float).reshape(-1, 2)
@@ -646,7 +649,7 @@ class Result:
 
     def label(self, spec: str) -> str:
         """Axis label with unit for a quantity name."""
-        units = {"kinetic": "J", "strain": "J", "work": "J", "potential": "J", "total": "J", "newton_iterations": "-"}
+        units = {"kinetic": "J", "strain": "J", "work": "J", "potential": "J", "dissipated": "J", "total": "J", "newton_iterations": "-"}
         sensor = self._sensor_spec(spec)[0]
         if sensor is not None:
             return f"{spec} ({sensor_unit(next(s for s in self.layout.sensors if s.name == sensor), self.layout)})"
@@ -672,8 +675,9 @@ class TimeHistory(Result):
     the scheme's acceleration: the step's mean (v_{n+1} - v_n) / dt for the mid-point scheme,
     the end-of-step acceleration for Newmark; m/s^2, rad/s^2), ``reactions``
     (n_dof,), energies in J: ``kinetic``, ``strain``, ``work`` (of loads and support reactions
-    since t0) and ``total = kinetic + strain - work`` (constant for a conservative exact
-    solution), ``angular_momentum`` (1,) in 2D or (3,) in 3D, ``newton_iterations``; with
+    since t0), ``dissipated`` (by damping forces since t0) and
+    ``total = kinetic + strain + dissipated - work`` (constant for an exact solution),
+    ``angular_momentum`` (1,) in 2D or (3,) in 3D, ``newton_iterations``; with
     cubic-mass beams in the mid-point scheme the director stretch rates ``stretch`` (n_dof,, in
     1/s, see :mod:`flexmb.elements.hermite_mass2d`; their kinetic energy is in ``kinetic``); with
     joints the Lagrange multipliers (n_c,), their force on the DOFs ``constraint_force``
@@ -688,7 +692,7 @@ class TimeHistory(Result):
     parameter_name = "t"
     SERIES = ("t", "u", "v", "a", "reactions", "kinetic", "strain", "work", "angular_momentum",
               "newton_iterations", "multipliers", "constraint_force", "constraint_residual", "joint_forces",
-              "joint_moments", "stretch")
+              "joint_moments", "stretch", "dissipated")
 
     def __init__(self, scheme: str, dt: float, layout: ModelLayout | None = None) -> None:
         super().__init__(layout, scheme=scheme, dt=float(dt))
@@ -713,7 +717,7 @@ class TimeHistory(Result):
                       "work": s.work, "angular_momentum": momentum,
                       "newton_iterations": iterations, "multipliers": s.lam, "constraint_force": constraint_force,
                       "constraint_residual": residual, "joint_forces": forces, "joint_moments": moments,
-                      "stretch": np.zeros(0) if s.stretch is None else s.stretch},
+                      "stretch": np.zeros(0) if s.stretch is None else s.stretch, "dissipated": s.dissipated},
                      outputs, sensors)
 
     def joint_reaction(self, joint: str | int) -> tuple[np.ndarray, np.ndarray]:
@@ -731,8 +735,16 @@ class TimeHistory(Result):
         return a
 
     @property
+    def dissipated_energy(self) -> np.ndarray:
+        """Energy dissipated by damping since t0 (n_out,), J (zero for files without it)."""
+        if len(self.dissipated) != len(self.kinetic) or any(np.size(x) != 1 for x in self.dissipated):
+            return np.zeros(len(self.kinetic))                     # written before damping was booked
+        return np.array(self.dissipated, dtype=float)
+
+    @property
     def total_energy(self) -> np.ndarray:
-        return np.array(self.kinetic) + np.array(self.strain) - np.array(self.work)
+        """K + V + dissipated - work (n_out,), J: constant for an exact solution."""
+        return np.array(self.kinetic) + np.array(self.strain) + self.dissipated_energy - np.array(self.work)
 
     def velocity(self, node: int, dof: str) -> np.ndarray:
         """(n_steps,) velocity history of one DOF (m/s, or rad/s)."""
@@ -778,7 +790,7 @@ class TimeHistory(Result):
     def _derived_series(self) -> dict[str, np.ndarray]:
         out = {"t": self.parameter, "kinetic": np.array(self.kinetic), "strain": np.array(self.strain),
                "work": np.array(self.work), "potential": np.array(self.strain) - np.array(self.work),
-               "total": self.total_energy,
+               "dissipated": self.dissipated_energy, "total": self.total_energy,
                "newton_iterations": np.array(self.newton_iterations, dtype=float),
                "constraint_residual": np.array(self.constraint_residual, dtype=float)}
         L = np.array(self.angular_momentum)

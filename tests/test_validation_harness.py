@@ -26,7 +26,8 @@ EXPECTED_CASES = {"bathe-pendulum", "free-flying-chain", "roll-up-2d", "roll-up-
                   "natural-modes-beam", "shell-strip-shear", "shell-strip-moment", "shell-cylinder-pullout",
                   "shell-pinched-cylinder", "shell-plate-buckling", "shell-plate-modes", "shell-flying-plate",
                   "prestressed-column", "jeffcott-asymmetric", "gyroscopic-disc", "rotating-cantilever",
-                  "spin-up-modal-simo", "spin-up-modal-kim-haug", "pendulum-chain-dissipation"}
+                  "spin-up-modal-simo", "spin-up-modal-kim-haug", "pendulum-chain-dissipation",
+                  "spring-mass-damper", "pendulum-spring", "rayleigh-beam"}
 
 FAILING_CASE = '''"""A case that fails one check."""
 from flexmb.validation import CaseReport, Check

@@ -194,6 +194,8 @@ def residual(asm: Assembly, u: np.ndarray, v: np.ndarray, a: np.ndarray, t: floa
     r = asm.mass_times(a) + _inertia_terms(asm, u, v, a) + asm.internal_force(u) - asm.external_force(t, u=u)
     if asm.constraints is not None and lam is not None:
         r = r + asm.constraints.evaluate(u, t, lam).force
+    if asm.damped_groups:
+        r = r + asm.damping_force(u, v)
     return r
 
 
@@ -220,6 +222,14 @@ def partials(asm: Assembly, u: np.ndarray, v: np.ndarray, a: np.ndarray, t: floa
     if asm.configuration_loads:
         k_data = k_data - asm.load_stiffness_data(u, t)
     c_data = np.zeros(asm.nnz)
+    if asm.damped_groups:
+        # damping forces (dampers, Rayleigh): dr/du at fixed v, and dr/dv as the difference of their
+        # tangents along dv = 1 du and dv = 0
+        at_fixed_v, along_v = np.zeros(asm.nnz), np.zeros(asm.nnz)
+        asm.damping_force(u, v, 0.0, at_fixed_v)
+        asm.damping_force(u, v, 1.0, along_v)
+        k_data = k_data + at_fixed_v
+        c_data += along_v - at_fixed_v
     rd = asm.rotation_dofs
     if rd.size and np.any(asm.rotary_inertia):
         J = asm.spatial_inertia(u)                                      # (n_r, 3, 3)

@@ -103,6 +103,16 @@ _STEP = 1e-30                    # complex step (no cancellation: any tiny step 
 _CORRECTION_FLOOR = 1e-16
 #: eigenvalues of F K^-1 F^T below this fraction of the largest belong to exactly dependent loads
 _DEPENDENT_LOADS = 1e-12
+_compiled = None                 # flexmb.compiled.floating_frame, imported on first use (it imports numba)
+
+
+def _kernels():
+    """flexmb.compiled.floating_frame, imported on first use (numba stays out of ``import flexmb``)."""
+    global _compiled
+    if _compiled is None:
+        from flexmb.compiled import floating_frame
+        _compiled = floating_frame
+    return _compiled
 
 
 def _rotate(c: np.ndarray, s: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -130,6 +140,18 @@ def _turned(w: np.ndarray) -> np.ndarray:
     return out
 
 
+def _floats(a: np.ndarray) -> np.ndarray:
+    """a as a C-contiguous float array (the one argument type the compiled kernels are built for)."""
+    return np.ascontiguousarray(a, dtype=np.float64)
+
+
+def _outputs(u: np.ndarray, tangent: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Empty force (n_el, n_x) and tangent (n_el, n_x, n_x) arrays for a compiled kernel to fill, the
+    tangent of no element without ``tangent``."""
+    n_el, n = u.shape
+    return np.empty((n_el, n)), np.empty((n_el if tangent else 0, n, n))
+
+
 def _complex_step(fun, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Value (B, n) and Jacobian (B, n, n) of a function of u (B, n) by complex steps along the n unit
     directions at once: ``fun`` takes the perturbations i h e_j, one row per direction and batch entry
@@ -147,7 +169,7 @@ class FloatingFrameMass:
 
     def __init__(self, fields: BodyVelocityFields, X: np.ndarray) -> None:
         self.fields = fields
-        self.X = X[:, 0, :]                                                           # (n_el, 2) m
+        self.X = np.ascontiguousarray(X[:, 0, :], dtype=np.float64)                   # (n_el, 2) m
         self.mass = fields.mass                                                       # kg
         self.S0, self.S1, self.S2 = fields.S0, fields.S1, fields.S2
         #: Gonzalez weights W (n_x,): zero on r (linear momentum exact), the reference mass diagonal else
@@ -226,7 +248,14 @@ class FloatingFrameMass:
     def energy_and_angular_momentum(self, u: np.ndarray, v: np.ndarray, stretch: np.ndarray | None = None
                                     ) -> tuple[float, float]:
         """Sums over the elements of T (J) and of the angular momentum about the global origin,
-        L = p_theta + r_x p_ry - r_y p_rx (kg m^2/s); ``stretch`` is not used (no directors)."""
+        L = p_theta + r_x p_ry - r_y p_rx (kg m^2/s); ``stretch`` is not used (no directors).
+        Compiled kernel; :meth:`reference_energy_and_angular_momentum` is its specification."""
+        f = self.fields
+        return _kernels().energy_and_angular_momentum(f.G, f.terms_index, f.terms_value, self.X, _floats(u),
+                                                      _floats(v))
+
+    def reference_energy_and_angular_momentum(self, u: np.ndarray, v: np.ndarray) -> tuple[float, float]:
+        """Specification of :meth:`energy_and_angular_momentum` (numpy)."""
         p = self.momentum(u, v)
         r = self.X + u[:, :2]
         L = p[:, 2] + r[:, 0] * p[:, 1] - r[:, 1] * p[:, 0]
@@ -279,7 +308,17 @@ class FloatingFrameMass:
     def mid_point_inertia(self, u0: np.ndarray, u1: np.ndarray, v0: np.ndarray, stretch0: np.ndarray | None,
                           dt: float, tangent: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
         """Inertia force of the step F (n_el, n_x) with F . (u1 - u0) = T1 - T0 exactly, and dF/du1
-        (n_el, n_x, n_x) (None without ``tangent``); ``stretch0`` is not used (no directors)."""
+        (n_el, n_x, n_x) (None without ``tangent``); ``stretch0`` is not used (no directors).
+        Compiled kernel; :meth:`reference_mid_point_inertia` is its specification."""
+        f = self.fields
+        F, J = _outputs(u1, tangent)
+        _kernels().mid_point_inertia(f.G, f.terms_index, f.terms_value, self.weights, self._correction_floor,
+                                     _floats(u0), _floats(u1), _floats(v0), float(dt), F, J, tangent)
+        return F, (J if tangent else None)
+
+    def reference_mid_point_inertia(self, u0: np.ndarray, u1: np.ndarray, v0: np.ndarray, dt: float,
+                                    tangent: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+        """Specification of :meth:`mid_point_inertia` (numpy)."""
         if not tangent:
             return self._mid_point_inertia_force(u0, u1, v0, dt), None
         n = u1.shape[1]
@@ -313,7 +352,17 @@ class FloatingFrameMass:
     def end_point_inertia(self, u: np.ndarray, v: np.ndarray, a: np.ndarray, dv_du: float = 0.0, da_du: float = 0.0,
                           tangent: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
         """Lagrange inertia force (n_el, n_x) at one state and its derivative along an end-point
-        scheme's kinematics, dF/du + dv_du dF/dv + da_du dF/da (n_el, n_x, n_x), or None."""
+        scheme's kinematics, dF/du + dv_du dF/dv + da_du dF/da (n_el, n_x, n_x), or None.
+        Compiled kernel; :meth:`reference_end_point_inertia` is its specification."""
+        f = self.fields
+        F, J = _outputs(u, tangent)
+        _kernels().end_point_inertia(f.G, f.terms_index, f.terms_value, _floats(u), _floats(v), _floats(a),
+                                     float(dv_du), float(da_du), F, J, tangent)
+        return F, (J if tangent else None)
+
+    def reference_end_point_inertia(self, u: np.ndarray, v: np.ndarray, a: np.ndarray, dv_du: float = 0.0,
+                                    da_du: float = 0.0, tangent: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+        """Specification of :meth:`end_point_inertia` (numpy)."""
         if not tangent:
             return self._end_point_force(u, v, a), None
         n = u.shape[1]
@@ -350,7 +399,14 @@ class FloatingFrameMass:
         return F
 
     def gravity_force(self, u: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """F = -dV/dx (n_el, n_x), N, N m, and dF/dx (n_el, n_x, n_x)."""
+        """F = -dV/dx (n_el, n_x), N, N m, and dF/dx (n_el, n_x, n_x). Compiled kernel;
+        :meth:`reference_gravity_force` is its specification."""
+        F, J = _outputs(u, True)
+        _kernels().gravity_force(self.mass, self.S0, self.S1, self.S2, _floats(u), _floats(g), F, J)
+        return F, J
+
+    def reference_gravity_force(self, u: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Specification of :meth:`gravity_force` (numpy)."""
         n = u.shape[1]
         return _complex_step(lambda dz: self._gravity_gradient(np.repeat(u, n, axis=0) + dz, g), u)
 
@@ -364,7 +420,16 @@ class FloatingFrameMass:
 
     def mid_point_gravity(self, u0: np.ndarray, u1: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Gravity force over a step (n_el, n_x) with F . (u1 - u0) = V(u0) - V(u1) exactly, and its
-        derivative w.r.t. u1 (n_el, n_x, n_x)."""
+        derivative w.r.t. u1 (n_el, n_x, n_x). Compiled kernel; :meth:`reference_mid_point_gravity`
+        is its specification."""
+        F, J = _outputs(u1, True)
+        _kernels().mid_point_gravity(self.mass, self.X, self.S0, self.S1, self.S2, self.weights,
+                                     self._correction_floor, _floats(u0), _floats(u1), _floats(g), F, J)
+        return F, J
+
+    def reference_mid_point_gravity(self, u0: np.ndarray, u1: np.ndarray, g: np.ndarray
+                                    ) -> tuple[np.ndarray, np.ndarray]:
+        """Specification of :meth:`mid_point_gravity` (numpy)."""
         n = u1.shape[1]
         return _complex_step(lambda dz: self._mid_point_gravity_force(np.repeat(u0, n, axis=0),
                                                                       np.repeat(u1, n, axis=0) + dz, g), u1)
@@ -433,6 +498,16 @@ class BodyVelocityFields:
         y0 = n_w + n
         self.E1[:, y0:y0 + n_y, 3:] = 2.0 * np.transpose(C, (1, 0, 2))                 # c_j' = 2 q^T C_j q'
         self.E2[:, :, y0 + n_y:, 2] = np.transpose(C, (1, 2, 0))                        # omega c_j
+        #: E(q) as its nonzero terms for the compiled kernels, E = sum_t value_t e_z e_w^T q_k q_l:
+        #: terms_index (n_t, 4) = (z, w, k, l), k = l = -1 for E0's terms, l = -1 for E1's
+        z0, w0 = np.nonzero(self.E0)
+        k1, z1, w1 = np.nonzero(self.E1)
+        k2, l2, z2, w2 = np.nonzero(self.E2)
+        absent = np.full(len(z0) + len(z1), -1)
+        self.terms_index = np.ascontiguousarray(np.column_stack(
+            [np.concatenate([z0, z1, z2]), np.concatenate([w0, w1, w2]),
+             np.concatenate([absent[:len(z0)], k1, k2]), np.concatenate([absent, l2])]).astype(np.int64))
+        self.terms_value = np.concatenate([self.E0[z0, w0], self.E1[k1, z1, w1], self.E2[k2, l2, z2, w2]])
         #: E1, E2 flattened to (n_z n_w, n_m) and (n_z n_w, n_m^2) for the gradient's products
         self.E1_flat_T = np.ascontiguousarray(self.E1.reshape(n, -1).T)
         self.E2_flat_T = np.ascontiguousarray(self.E2.reshape(n * n, -1).T)

@@ -170,3 +170,28 @@ class ElementGroup(ABC):
     def mid_point_force_and_tangent(self, X: np.ndarray, u0: np.ndarray, u1: np.ndarray
                                     ) -> tuple[np.ndarray, np.ndarray]:
         """Mid-point force and its (non-symmetric) derivative with respect to ``u1``."""
+
+    # ---------------------------------------- damping (velocity-dependent forces)
+    #: Rayleigh damping of the group (:class:`~flexmb.elements.rayleigh.RayleighDamping`), set by
+    #: :meth:`flexmb.model.Model.set_rayleigh_damping`; None: undamped
+    rayleigh = None
+
+    @property
+    def damped(self) -> bool:
+        """Whether the group exerts velocity-dependent (damping) forces: then the schemes call
+        :meth:`mid_point_damping` or :meth:`damping_force` and book their work as dissipated."""
+        return self.rayleigh is not None
+
+    def mid_point_damping(self, X: np.ndarray, u0: np.ndarray, u1: np.ndarray, dt: float, tangent: bool
+                          ) -> tuple[np.ndarray, np.ndarray | None]:
+        """Damping force over a mid-point step from u0 to u1 of length dt (s), (n_el, ndof_el), with
+        the velocity (u1 - u0) / dt (the step's increment d / dt at 3D rotations); ``q_d . d`` is the
+        energy it dissipates over the step (J, >= 0). With ``tangent`` also dq_d/dd (n_el, ne, ne).
+        Element groups: their Rayleigh damping."""
+        return self.rayleigh.mid_point_force(self, X, u0, u1, dt, tangent)
+
+    def damping_force(self, X: np.ndarray, u: np.ndarray, v: np.ndarray, dv_du: float, tangent: bool
+                      ) -> tuple[np.ndarray, np.ndarray | None]:
+        """Damping force at the state (u, v) (n_el, ndof_el) and, with ``tangent``, its derivative
+        along a scheme whose velocity moves as dv = dv_du du (n_el, ne, ne)."""
+        return self.rayleigh.end_point_force(self, X, u, v, dv_du, tangent)

@@ -124,6 +124,8 @@ class GeneralizedAlpha(Newmark):
         asm, p = self.asm, self.parameters
         f0 = asm.external_force(s.t, u=s.u)
         force = asm.internal_force(s.u) - f0 - s.reaction
+        if asm.damped_groups:
+            force = force + asm.damping_force(s.u, s.v)
         if s.constraint_force is not None:
             force = force + s.constraint_force
         inertia = asm.mass_times(s.a)
@@ -160,9 +162,15 @@ class GeneralizedAlpha(Newmark):
                 data += weight * d_c
         start_terms, f0 = self._start_terms(s)
         g = q1 - f1 + weight * inertia + start_terms
+        q_d = None
+        if asm.damped_groups:
+            # damping at the end point, weighted like the internal force (its start value is in start_terms);
+            # its work is booked by Newmark's trapezoidal rule
+            q_d = asm.damping_force(u1, v1, dv_du, data)
+            g += q_d
         f_avg = 0.5 * (f0 + f1)                                 # for the trapezoidal work balance
         return StepResidual(g, data, self._scale(s, dt, u1, v1, q1, f1, inertia), f_avg,
-                            velocity=v1, acceleration=a1)
+                            velocity=v1, acceleration=a1, damping=q_d)
 
 
 def energy_decaying_parameter(rho_inf: float) -> float:
@@ -295,11 +303,15 @@ class EnergyDecayingMidPoint(MidPoint):
         # d a_m / du1 = 1 / ((1/2 + chi) dt^2): the mass term of the Jacobian
         data = asm.scaled_mass_data(1.0 / ((0.5 + self.chi) * dt**2)) if tangent else None
         q = asm.mid_point_forces_and_inertia(s.u, u1, s.v, None, dt, data)[0] + self._dissipative_force(s.u, u1, data)
+        # physical damping (dampers, Rayleigh) as in the conserving scheme, booked apart from the numerical decay
+        q_d = asm.mid_point_damping(s.u, u1, dt, data) if asm.damped_groups else None
         f_m, f_data = asm.mid_point_external_force(s.t, s.t + dt, s.u, u1)
         if f_data is not None and tangent:
             data -= f_data
         inertia = asm.mass_times(a_m)
-        return StepResidual(q - f_m + inertia, data, self._scale(s, dt, u1, v1, q, f_m, inertia), f_m, d, v1, a_m)
+        g = q - f_m + inertia + (0.0 if q_d is None else q_d)
+        return StepResidual(g, data, self._scale(s, dt, u1, v1, q, f_m, inertia), f_m, d, v1, a_m,
+                            damping=q_d)
 
     def solve_step(self, s: State, dt: float, u1: np.ndarray, settings: NewtonSettings, length_scale: float) -> None:
         return None                 # the one-call compiled solve is the conserving scheme's

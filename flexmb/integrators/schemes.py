@@ -25,6 +25,7 @@ from flexmb.assembly import Assembly
 from flexmb.elements.hermite_mass2d import director_step
 from flexmb.integrators import newton
 from flexmb.integrators.newton import NewtonLog, NewtonSettings
+from flexmb.model import ModelError
 from flexmb.multibody.constraints import ConstraintTerms
 from flexmb.rotations import (exp_map, log_map, reference_cayley_resolvent, reference_exp_map,
                               reference_tangent_operator, skew, tangent_operator)
@@ -49,6 +50,8 @@ class State:
     #: mid-point scheme with cubic-mass beams: the director stretch rates (n_dof,), 1/s, at the
     #: rotation DOFs of their nodes (:attr:`Assembly.director_dofs`), zero elsewhere; else None
     stretch: np.ndarray | None = None
+    #: energy dissipated by damping forces since the start, J (>= 0)
+    dissipated: float = 0.0
 
 
 #: an empty float array: the unused arguments of compiled calls
@@ -69,6 +72,9 @@ class StepResidual:
     #: mid-point scheme with cubic-mass beams: the director nodes' step at the iterate, (5, n_d)
     #: as :func:`~flexmb.elements.hermite_mass2d.director_step` returns it (its row 1: s_{n+1})
     director: np.ndarray | None = None
+    #: (n_dof,) the damping forces in g (:meth:`Assembly.mid_point_damping`, end-point for
+    #: Newmark), None without damped groups
+    damping: np.ndarray | None = None
 
 
 class Scheme(ABC):
@@ -154,6 +160,19 @@ class Scheme(ABC):
     def work_increment(self, s: State, res: StepResidual, u1: np.ndarray, reaction: np.ndarray | None = None) -> float:
         """Work of loads and support reactions over the step (J), consistent with the scheme;
         ``reaction``: :meth:`reaction` of res if already computed."""
+
+    def dissipation_increment(self, s: State, res: StepResidual, u1: np.ndarray) -> float:
+        """Energy dissipated by the damping forces over the step (J): their work against the
+        step's increment, ``q_d . d`` in the mid-point scheme (exactly what its energy balance
+        loses to them)."""
+        if res.damping is None:
+            if self.asm.damped_groups:
+                # a scheme that leaves the damping forces out would run an undamped model silently
+                raise ModelError(f"the {self.name} scheme does not apply damping forces (dampers, Rayleigh "
+                                 "damping) yet; use the mid-point or Newmark scheme")
+            return 0.0
+        d = res.increment if res.increment is not None else self.increment(s, u1)
+        return float(res.damping.dot(d))
 
     def _scale(self, s: State, dt: float, u1: np.ndarray, v1: np.ndarray, *terms: np.ndarray) -> float:
         """Force scale of the residual (N): the largest of its terms and of the momenta / dt.
@@ -273,7 +292,8 @@ class MidPoint(Scheme):
             asm = self.asm
             fused = asm.fused_groups
             self._plan = None
-            if len(fused) == 1 and fused[0] is not None and not asm.rotation_dofs.size and not asm.configuration_loads:
+            if (len(fused) == 1 and fused[0] is not None and not asm.rotation_dofs.size and not asm.configuration_loads
+                    and not asm.damped_groups):
                 # the kernel is kept with its arguments: an import per call costs 2 us
                 from flexmb.compiled.mid_point_group import beam2d_mid_point_residual
 
@@ -294,6 +314,8 @@ class MidPoint(Scheme):
         data = asm.scaled_mass_data(2.0 / dt**2) if tangent else None
         q_m, f_c, d_c = asm.mid_point_forces_and_inertia(s.u, u1, s.v, s.stretch, dt, data)
         f_m, f_data = asm.mid_point_external_force(s.t, s.t + dt, s.u, u1)
+        # damping with the step's mean velocity d / dt; its derivative goes onto the Jacobian
+        q_d = asm.mid_point_damping(s.u, u1, dt, data) if asm.damped_groups else None
         inertia = asm.mass_times(a_m)
         if f_data is not None and tangent:
             data -= f_data
@@ -317,8 +339,10 @@ class MidPoint(Scheme):
             inertia[rd], blocks = mid_point_rotary_terms(*rates, asm.rotary_inertia, s.v[rd], d[rd], dt)
             data = data + asm.rotary_block_data(blocks)
         g = q_m - f_m + inertia
+        if q_d is not None:
+            g += q_d
         return StepResidual(g, data if tangent else None, self._scale(s, dt, u1, v1, q_m, f_m, inertia), f_m, d,
-                            v1, a_m, None if director is None else np.asarray(director))
+                            v1, a_m, None if director is None else np.asarray(director), q_d)
 
     def _compiled_residual(self, plan: tuple, s: State, dt: float, u1: np.ndarray, tangent: bool) -> StepResidual:
         """:meth:`residual` in one compiled call (:meth:`_compiled_plan`); the same values."""
@@ -413,6 +437,8 @@ class Newmark(Scheme):
         asm = self.asm
         free = asm.dofs.free
         rhs = asm.external_force(t0, u=u0) - asm.internal_force(u0)
+        if asm.damped_groups:
+            rhs -= asm.damping_force(u0, v0)
         data = asm.mass_data
         if asm.configuration_masses:
             rhs -= asm.end_point_inertia(u0, v0, np.zeros_like(u0))[0]
@@ -517,10 +543,22 @@ class Newmark(Scheme):
             inertia[rd], blocks = newmark_rotary_terms(*rates, asm.rotary_inertia, dt)
             data = data + asm.rotary_block_data(blocks)
         g = q1 - f1 + inertia
+        q_d = None
+        if asm.damped_groups:
+            # end-point damping; v1 moves with u1 as 2/dt (exact at translations and planar
+            # rotations, the small-step value at 3D rotations)
+            q_d = asm.damping_force(u1, v1, 2.0 / dt, data if tangent else None)
+            g += q_d
         # external force over the step for the work balance: trapezoidal average
         f_avg = 0.5 * (asm.external_force(s.t, u=s.u) + f1)
         return StepResidual(g, data if tangent else None, self._scale(s, dt, u1, v1, q1, f1, inertia), f_avg,
-                            velocity=v1, acceleration=a1)
+                            velocity=v1, acceleration=a1, damping=q_d)
+
+    def dissipation_increment(self, s: State, res: StepResidual, u1: np.ndarray) -> float:
+        """Trapezoidal work of the damping forces over the step, as :meth:`work_increment` books loads."""
+        if res.damping is None:
+            return super().dissipation_increment(s, res, u1)
+        return float((0.5 * (self.asm.damping_force(s.u, s.v) + res.damping)) @ self.increment(s, u1))
 
     def work_increment(self, s: State, res: StepResidual, u1: np.ndarray, reaction: np.ndarray | None = None) -> float:
         reaction = self.reaction(res) if reaction is None else reaction

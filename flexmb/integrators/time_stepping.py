@@ -228,7 +228,8 @@ def _restart_point(asm: Assembly, path: Path, scheme: str, dt: float, t0: float,
                          "(written by an older flexmb); run again from the start")
     state = State(float(history.t[-1]), history.u[-1].copy(), history.v[-1].copy(), history.a[-1].copy(),
                   history.reactions[-1].copy(), float(history.work[-1]), history.multipliers[-1].copy(),
-                  history.constraint_force[-1].copy() if cs is not None else None, stretch=stretch)
+                  history.constraint_force[-1].copy() if cs is not None else None, stretch=stretch,
+                  dissipated=float(history.dissipated_energy[-1]))
     return history, state
 
 
@@ -409,10 +410,11 @@ def _step(stepper: Scheme, s: State, dt: float, settings: NewtonSettings, histor
     v1, a1 = (res.velocity, res.acceleration) if res.velocity is not None else stepper.kinematics(s, dt, u1)
     reaction = stepper.reaction(res)
     work = s.work + stepper.work_increment(s, res, u1, reaction)
+    dissipated = s.dissipated + stepper.dissipation_increment(s, res, u1)
     stretch = stepper.end_stretch(s, u1, dt, res)
     if cs is None:
-        return State(s.t + dt, u1, v1, a1, reaction, work, stretch=stretch), log.iterations
+        return State(s.t + dt, u1, v1, a1, reaction, work, stretch=stretch, dissipated=dissipated), log.iterations
     force = last["ct"].force
     work += stepper.constraint_work(s, force, u1)
-    return (State(s.t + dt, u1, v1, a1, reaction, work, x[nf:] * lam_scale[0], force, stretch=stretch),
-            log.iterations)
+    return (State(s.t + dt, u1, v1, a1, reaction, work, x[nf:] * lam_scale[0], force, stretch=stretch,
+                  dissipated=dissipated), log.iterations)

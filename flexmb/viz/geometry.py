@@ -114,6 +114,8 @@ def chord_frames(ends: np.ndarray) -> np.ndarray:
     """Frames (n_el, 3, 3) of straight elements between ``ends`` (n_el, 2, 3): e_x along the
     chord, e_y normal to it and to z (to y for chords along z), so 2D trusses match 2D beams."""
     chord = ends[:, 1] - ends[:, 0]
+    # a zero-length element (a spring or bushing to the ground, drawn at its node) takes the x axis
+    chord = np.where(np.linalg.norm(chord, axis=1, keepdims=True) > 0.0, chord, [1.0, 0.0, 0.0])
     t = chord / np.linalg.norm(chord, axis=1, keepdims=True)
     along_z = np.abs(t[:, 2]) > 1.0 - 1e-9
     axis = np.where(along_z[:, None], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0])
