@@ -17,7 +17,9 @@
 * :mod:`flexmb.cms.modal_body` -- :class:`ModalBodyData`, the precomputed data of a modal body on a
   floating frame (inertia invariants, unit-load geometric stiffness, stiffened spin frequencies);
 * :mod:`flexmb.cms.floating_frame` -- :class:`ModalBody`, the modal body as an element group of the
-  assembly (:meth:`flexmb.Model.add_modal_body`): energy-consistent inertia with geometric stiffening.
+  assembly (:meth:`flexmb.Model.add_modal_body`): energy-consistent inertia with geometric stiffening;
+* :mod:`flexmb.cms.velocity_fields` -- :class:`BodyVelocityFields`, the modal body's velocity fields
+  and their Gram matrix (its kinetic energy, computed once per body).
 """
 from flexmb.cms.component import Component, components_from_groups
 from flexmb.cms.reduction import ReducedBasis, craig_bampton, free_interface

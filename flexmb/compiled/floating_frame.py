@@ -9,7 +9,7 @@ these kernels to 1e-12.
 Per element: DOF vectors x = u_e = (u_x, u_y, theta, q_1 .. q_n) (n_x,), body-frame velocities
 w = P(theta) xdot = (A^T rdot, thetadot, qdot) (n_x,), the velocity-field coefficients zeta = E(q) w
 (n_z,) and the body-frame mass Mt(q) = E^T G E with the constant Gram matrix G (n_z, n_z). E(q) is
-passed as its nonzero terms (:attr:`~flexmb.cms.floating_frame.BodyVelocityFields.terms_index`),
+passed as its nonzero terms (:attr:`~flexmb.cms.velocity_fields.BodyVelocityFields.terms_index`),
 
     E(q) = sum_t value_t e_{z_t} e_{w_t}^T q_{k_t} q_{l_t}      (no factor q_k where k_t = -1),
 

@@ -1,0 +1,113 @@
+"""The body-frame velocity fields of a 2D modal body and their Gram matrix (issue 16): the
+kinetic energy of :mod:`flexmb.cms.floating_frame`'s modal body, T = 1/2 w^T E(q)^T G E(q) w, written
+over a few fixed nodal fields Z of the body's FE model (that module's docstring: the velocity
+nu = Z zeta, zeta = E(q) w, and the second-order field w2 of the geometric stiffening).
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse.linalg as spla
+
+from flexmb.cms.modal_body import ModalBodyData, _load_geometric_stiffness
+
+#: eigenvalues of F K^-1 F^T below this fraction of the largest belong to exactly dependent loads
+_DEPENDENT_LOADS = 1e-12
+
+
+class BodyVelocityFields:
+    """The body-frame nodal velocity of a modal body as nu = Z zeta, zeta = E(q) w (docstring of
+    :mod:`flexmb.cms.floating_frame`),
+    with the constant Gram matrix G = Z^T M Z, so that Mt(q) = E(q)^T G E(q).
+
+    Columns of Z (n_dof, n_z): L (2) and Theta_0 (the rigid fields of v and omega), Phi (n_m), Jhat_t Phi
+    (n_m, for omega x Phi q), and with stiffening Q and Jhat_t Q (n_y each) for the second-order field
+    w2(q) = Q c(q), c_j(q) = q^T C_j q, Q K-orthonormal combinations of the static responses to the
+    loads M U_i, Jhat_t^T M U_i (U = L_x, L_y, Theta_0, Phi_k). E(q) = E0 + q_k E1[k] + q_k q_l E2[k, l]:
+    the coefficients (v, omega, omega q, q', c', omega c) of these columns. Also the first moment
+    S(q) = S0 + S1^T q + q S2 q (kg m) of the weight. Sizes for 3 modes: n_z = 31 (9 without stiffening).
+    """
+
+    def __init__(self, data: ModalBodyData, stiffening: bool) -> None:
+        comp, n = data.component, data.n_modes
+        dofs = comp.assembly.dofs
+        tr = dofs.translations()                                                       # (n_fe_nodes, 2)
+        M = comp.M
+        self.n_modes = n
+        self.mass = float(data.mass[0, 0])
+        L = np.zeros((comp.n_dof, 2))
+        L[tr[:, 0], 0] = L[tr[:, 1], 1] = 1.0
+        X = data.positions[:, :2]
+        theta0 = np.zeros(comp.n_dof)                                                  # e_z x X_i, 1 on rotations
+        theta0[tr[:, 0]], theta0[tr[:, 1]] = -X[:, 1], X[:, 0]
+        theta0[dofs.first[dofs.has_rotations] + 2] = 1.0
+        U = np.column_stack([L, theta0, data.basis])                                   # (n_dof, 3 + n_m): w at q = 0
+        columns = [U, _turned_field(tr, data.basis)]
+        mc = data.first_moment0
+        self.S0 = np.array([mc[1, 2], -mc[0, 2]])                                      # (2,) kg m
+        self.S1 = data.translation_coupling[:, :2].copy()                              # (n_m, 2) kg^1/2
+        self.S2 = np.zeros((n, n, 2))
+        C = np.zeros((0, n, n))
+        if stiffening:
+            MU = M @ U
+            loads = np.concatenate([MU, -_turned_field(tr, MU)], axis=1).T             # M U_i, Jhat_t^T M U_i
+            KF = _load_geometric_stiffness(comp, data.frame_node, data.basis, loads)
+            KF = 0.5 * (KF + np.transpose(KF, (0, 2, 1)))                              # (n_f, n_m, n_m)
+            # w2 = Y c in the span of the static responses Y = K^-1 f_i, with f_i . w2 = -1/2 q^T K_G[f_i] q
+            # for every load: H c = b, H = F K^-1 F^T. The loads are dependent (Jhat^T M L_x = -M L_y for a
+            # lumped mass) and nearly so (the clamped modes nearly contain the rigid rotation: Mt(0) is nearly
+            # singular), so w2 is written on the K-orthonormal fields Q = Y V Lambda^-1/2 of H's eigenvectors
+            # (coefficients O(1), no cancellation) and the exactly dependent ones (right-hand sides consistent:
+            # K_G is linear in the load) are dropped
+            Y = _clamped_responses(data, loads)                                        # (n_dof, n_f)
+            lam, V = np.linalg.eigh(loads @ Y)
+            keep = lam > _DEPENDENT_LOADS * lam.max()
+            scale = 1.0 / np.sqrt(lam[keep])
+            Q = (Y @ V[:, keep]) * scale                                               # (n_dof, n_y)
+            C = -0.5 * scale[:, None, None] * np.einsum("fj,fkl->jkl", V[:, keep], KF)
+            columns += [Q, _turned_field(tr, Q)]
+            self.S2 = -0.5 * np.stack([KF[0], KF[1]], axis=-1)                          # (M L_a) . w2
+        Z = np.hstack(columns)                                                         # (n_dof, n_z)
+        self.G = Z.T @ (M @ Z)                                                         # (n_z, n_z)
+        n_w, n_y = 3 + n, C.shape[0]
+        n_z = Z.shape[1]
+        self.E0 = np.zeros((n_z, n_w))
+        self.E0[np.arange(n_w), np.arange(n_w)] = 1.0
+        self.E1 = np.zeros((n, n_z, n_w))
+        self.E2 = np.zeros((n, n, n_z, n_w))
+        self.E1[np.arange(n), n_w + np.arange(n), 2] = 1.0                             # omega q_k
+        y0 = n_w + n
+        self.E1[:, y0:y0 + n_y, 3:] = 2.0 * np.transpose(C, (1, 0, 2))                 # c_j' = 2 q^T C_j q'
+        self.E2[:, :, y0 + n_y:, 2] = np.transpose(C, (1, 2, 0))                        # omega c_j
+        #: E(q) as its nonzero terms for the compiled kernels, E = sum_t value_t e_z e_w^T q_k q_l:
+        #: terms_index (n_t, 4) = (z, w, k, l), k = l = -1 for E0's terms, l = -1 for E1's
+        z0, w0 = np.nonzero(self.E0)
+        k1, z1, w1 = np.nonzero(self.E1)
+        k2, l2, z2, w2 = np.nonzero(self.E2)
+        absent = np.full(len(z0) + len(z1), -1)
+        self.terms_index = np.ascontiguousarray(np.column_stack(
+            [np.concatenate([z0, z1, z2]), np.concatenate([w0, w1, w2]),
+             np.concatenate([absent[:len(z0)], k1, k2]), np.concatenate([absent, l2])]).astype(np.int64))
+        self.terms_value = np.concatenate([self.E0[z0, w0], self.E1[k1, z1, w1], self.E2[k2, l2, z2, w2]])
+        #: E1, E2 flattened to (n_z n_w, n_m) and (n_z n_w, n_m^2) for the gradient's products
+        self.E1_flat_T = np.ascontiguousarray(self.E1.reshape(n, -1).T)
+        self.E2_flat_T = np.ascontiguousarray(self.E2.reshape(n * n, -1).T)
+
+
+def _turned_field(tr: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Jhat_t y (n_dof, k): the translations of nodal vectors y (n_dof, k) turned by +90 deg about e_z
+    (e_z x y_i), rotation rows zero."""
+    out = np.zeros_like(y)
+    out[tr[:, 0]], out[tr[:, 1]] = -y[tr[:, 1]], y[tr[:, 0]]
+    return out
+
+
+def _clamped_responses(data: ModalBodyData, loads: np.ndarray) -> np.ndarray:
+    """Static responses K^-1 f (n_dof, n_f) of the body's FE model clamped at the frame node."""
+    comp = data.component
+    dofs = comp.assembly.dofs
+    node = data.frame_node
+    at_frame = dofs.first[node] + np.arange(3 if dofs.has_rotations[node] else 2)
+    free = np.setdiff1d(np.arange(comp.n_dof), at_frame)
+    out = np.zeros((comp.n_dof, len(loads)))
+    out[free] = spla.splu(comp.K[free][:, free].tocsc()).solve(np.ascontiguousarray(loads[:, free].T))
+    return out
