@@ -593,7 +593,8 @@ class Model(ForceElements):
         return body
 
     @keywords_listed
-    def add_modal_body(self, data, node: int | None = None, stiffening: bool = True, name: str | None = None):
+    def add_modal_body(self, data, node: int | None = None, stiffening: bool = True, name: str | None = None,
+                       damping_ratios: float | Sequence[float] | None = None):
         """Add a modal (reduced) flexible body on a floating frame (:mod:`flexmb.cms.floating_frame`).
 
         ``data``: its :class:`~flexmb.cms.modal_body.ModalBodyData` (the reduced basis and the
@@ -605,7 +606,10 @@ class Model(ForceElements):
         stiffening of the body by its inertia loads and weight (second-order displacements from the
         unit-load geometric stiffness matrices); False gives the classic linear modal body, which
         diverges when spun above its first bending frequency (Kane, Ryan & Banerjee 1987).
-        ``name``: the body's name in messages and results (default ``modal body k``). Other nodes of
+        ``damping_ratios``: modal damping, the ratio zeta_k of critical damping of each mode (one
+        number for all, or one per mode; None: undamped): the force diag(2 zeta_k omega_k) q' on the
+        modal coordinates, booked as dissipated energy. ``name``: the body's name in messages and
+        results (default ``modal body k``). Other nodes of
         the body take joints and loads through :meth:`tie`. 2D so far.
         Returns the body's element group (a :class:`~flexmb.cms.floating_frame.ModalBody`)."""
         from flexmb.cms.floating_frame import ModalBody
@@ -623,7 +627,8 @@ class Model(ForceElements):
         if node is None:
             node = self.add_node(data.component.model.coordinates[data.frame_node])
         node = self._check_node(node, what)
-        return self.add_group(ModalBody(data, node, stiffening=bool(stiffening), name=name))
+        return self.add_group(ModalBody(data, node, stiffening=bool(stiffening), name=name,
+                                        damping_ratios=damping_ratios))
 
     def _side(self, side: int | RigidBody | None, joint: str) -> int:
         if side is None:

@@ -231,7 +231,7 @@ def test_readme_multibody_example_runs():
     """The slider-crank of the README: joints hold, energy balance with the motor's work."""
     from pathlib import Path
     text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    block = next(b for b in text.split("```python\n")[1:] if "add_rigid_body" in b).split("```")[0]
+    block = next(b for b in text.split("```python\n")[1:] if 'force, moment = h.joint_reaction(' in b).split("```")[0]
     namespace: dict = {"fm": fm, "np": np}
     exec(compile(block, "README multibody example", "exec"), namespace)
     h = namespace["h"]

@@ -19,9 +19,9 @@ body-frame displacement field u(q) = Phi q [+ w2(q) with stiffening]: the nodal 
 
     nu = L v + omega (Theta_0 + Jhat_t Phi q + Jhat_t w2) + Phi q' + w2'      (Jhat_t: e_z x on translations)
 
-are written nu = Z zeta, zeta = E(q) w, over a few fixed fields Z (:class:`~flexmb.cms.velocity_fields.BodyVelocityFields`), so
-that Mt(q) = E(q)^T G E(q) with the constant Gram matrix G = Z^T M Z. Without stiffening this is
-``ModalBodyData.mass_matrix(q)`` (tested).
+are written nu = Z zeta, zeta = E(q) w, over a few fixed fields Z
+(:class:`~flexmb.cms.velocity_fields.BodyVelocityFields`), so that Mt(q) = E(q)^T G E(q) with the
+constant Gram matrix G = Z^T M Z. Without stiffening this is ``ModalBodyData.mass_matrix(q)`` (tested).
 
 Geometric stiffening, energy-consistent (issue 16, item 2). A second-order displacement field w2(q)
 quadratic in q is added, known through its projections on unit loads: for a load f with stresses
@@ -85,8 +85,10 @@ is now the generic assembly and Newton path); ``benchmarks/bench_modal_body.py``
 
 Limits: 2D only (3D is a later step); the second-order field w2 enters the kinetic energy and the
 weight, not the recovered mesh (:meth:`ModalBody.deformed_positions` is r + A (X_i + Phi_i q)); loads
-and joints act at the frame node only; interface-force unit cases (stiffening by joint forces) are
-not built, so in statics and linear buckling the body is linear (no geometric stiffness). Free fall
+and joints act at the frame node and at nodes tied to the body (:mod:`flexmb.multibody.ties`, whose
+tie forces stiffen it through the interface-force unit cases); the group itself has no geometric
+stiffness, so linear buckling sees the body as linear. Modal damping (``damping_ratios``): the force
+diag(2 zeta_k omega_k) q' through the schemes' damping hook, booked as dissipated. Free fall
 at large steps: the mid-point rule on (r, theta, q) is not invariant under the growing fall speed
 (in the continuum a uniform field does not act on the relative motion); the test beam (free-body
 frequencies up to 115 rad/s) tumbling in free fall at dt = 0.1 s gained internal energy from the fall
@@ -450,7 +452,7 @@ class ModalBody(ElementGroup):
     has_rotations = True
 
     def __init__(self, data: ModalBodyData, frame_node: int, stiffening: bool = True,
-                 name: str = "modal body") -> None:
+                 name: str = "modal body", damping_ratios: float | np.ndarray | None = None) -> None:
         what = f"modal body {name!r}"
         if not isinstance(data, ModalBodyData):
             raise ModelError(f"{what}: data must be a ModalBodyData (ModalBodyData.from_model), got "
@@ -473,6 +475,12 @@ class ModalBody(ElementGroup):
         self.stiffening = bool(stiffening)
         #: the body's velocity fields and their Gram matrix (computed once)
         self.velocity_fields = BodyVelocityFields(data, self.stiffening)
+        #: the element stiffness blockdiag(0, K_e) (ndof, ndof), 1/s^2 (mass-normalised modes), constant
+        self._element_stiffness = np.zeros((self.ndof, self.ndof))
+        self._element_stiffness[3:, 3:] = data.modal_stiffness
+        #: modal damping C = diag(2 zeta_k omega_k) (n_m,), 1/s, or None
+        self.modal_damping = None if damping_ratios is None else \
+            2.0 * _damping_ratios(damping_ratios, data.n_modes, what) * data.frequencies
         modes = [f"q{k + 1}" for k in range(data.n_modes)]
         self.output_units = {**{k: "kg^1/2 m" for k in modes}, **{"Q" + k[1:]: "N kg^-1/2" for k in modes}}
 
@@ -481,21 +489,13 @@ class ModalBody(ElementGroup):
         """K_e q (n_el, n_m)."""
         return u[:, 3:] @ self.data.modal_stiffness.T
 
-    def _padded(self, modal: np.ndarray) -> np.ndarray:
-        """Element vectors (n_el, ndof) with zeros at the frame DOFs."""
-        out = np.zeros((modal.shape[0], self.ndof))
-        out[:, 3:] = modal
-        return out
-
     def _stiffness(self, n_el: int, factor: float = 1.0) -> np.ndarray:
-        """blockdiag(0, factor K_e) (n_el, ndof, ndof)."""
-        K = np.zeros((n_el, self.ndof, self.ndof))
-        K[:, 3:, 3:] = factor * self.data.modal_stiffness
-        return K
+        """blockdiag(0, factor K_e) (n_el, ndof, ndof), a new array."""
+        return np.repeat(factor * self._element_stiffness[None], n_el, axis=0)
 
     def internal_force(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
         """(0, 0, 0, K_e q) (n_el, ndof)."""
-        return self._padded(self._modal_force(u))
+        return u @ self._element_stiffness.T
 
     def force_and_tangent(self, X: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return self.internal_force(X, u), self._stiffness(len(u))
@@ -506,7 +506,7 @@ class ModalBody(ElementGroup):
 
     def mid_point_force(self, X: np.ndarray, u0: np.ndarray, u1: np.ndarray) -> np.ndarray:
         """K_e (q0 + q1)/2: the exact discrete gradient of the quadratic strain energy."""
-        return self._padded(self._modal_force(0.5 * (u0 + u1)))
+        return (0.5 * (u0 + u1)) @ self._element_stiffness.T
 
     def mid_point_force_and_tangent(self, X: np.ndarray, u0: np.ndarray, u1: np.ndarray
                                     ) -> tuple[np.ndarray, np.ndarray]:
@@ -533,6 +533,42 @@ class ModalBody(ElementGroup):
         out = {f"q{k + 1}": u[:, 3 + k].copy() for k in range(self.data.n_modes)}
         out.update({f"Q{k + 1}": Q[:, k] for k in range(self.data.n_modes)})
         return out
+
+    # ----------------------------------------------------------- modal damping
+    @property
+    def damped(self) -> bool:
+        return self.modal_damping is not None or self.rayleigh is not None
+
+    def _check_rayleigh(self) -> None:
+        if self.rayleigh is not None:
+            # its alpha M would act on the (empty) constant mass and beta on no strain rate: no effect
+            raise ModelError(f"modal body {self.name!r}: Rayleigh damping does not apply to a modal body; give "
+                             "damping_ratios to add_modal_body (modal damping)")
+
+    def mid_point_damping(self, X: np.ndarray, u0: np.ndarray, u1: np.ndarray, dt: float, tangent: bool
+                          ) -> tuple[np.ndarray, np.ndarray | None]:
+        """Modal damping over a mid-point step: C (q1 - q0) / dt on the modal coordinates, C =
+        diag(2 zeta_k omega_k) (the modes are mass-normalised); it dissipates (dq . C dq) / dt >= 0 over
+        the step. The modal coordinates are body-frame quantities, so the frame's rigid motion is not
+        damped. With ``tangent`` also its derivative C / dt."""
+        return self._modal_damping_force((u1[:, 3:] - u0[:, 3:]) / dt, 1.0 / dt, tangent)
+
+    def damping_force(self, X: np.ndarray, u: np.ndarray, v: np.ndarray, dv_du: float, tangent: bool
+                      ) -> tuple[np.ndarray, np.ndarray | None]:
+        """Modal damping C q' at the state (u, v) and its derivative dv_du C along the scheme."""
+        return self._modal_damping_force(v[:, 3:], dv_du, tangent)
+
+    def _modal_damping_force(self, rate: np.ndarray, factor: float, tangent: bool
+                             ) -> tuple[np.ndarray, np.ndarray | None]:
+        self._check_rayleigh()
+        c = self.modal_damping
+        force = np.zeros((rate.shape[0], self.ndof))
+        force[:, 3:] = rate * c
+        if not tangent:
+            return force, None
+        K = np.zeros((rate.shape[0], self.ndof, self.ndof))
+        K[:, 3 + np.arange(c.size), 3 + np.arange(c.size)] = factor * c
+        return force, K
 
     # ---------------------------------------------------------------- inertia
     def mass_matrix(self, X: np.ndarray) -> np.ndarray:
@@ -565,3 +601,15 @@ class ModalBody(ElementGroup):
         nodes = np.flatnonzero(dofs.has_rotations)
         out[nodes] += (self.data.basis @ u_e[3:])[dofs.first[nodes] + 2]
         return out
+
+
+def _damping_ratios(value: float | np.ndarray, n_modes: int, what: str) -> np.ndarray:
+    """Modal damping ratios (n_m,) from one value or one per mode, each finite and >= 0."""
+    try:
+        zeta = np.broadcast_to(np.asarray(value, dtype=float), (n_modes,)).copy()
+    except (TypeError, ValueError):
+        raise ModelError(f"{what}: damping_ratios must be one number or one per mode ({n_modes}), got "
+                         f"{value!r}") from None
+    if not np.all(np.isfinite(zeta)) or np.any(zeta < 0.0):
+        raise ModelError(f"{what}: damping_ratios must be finite and >= 0, got {zeta.tolist()}")
+    return zeta

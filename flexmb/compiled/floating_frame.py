@@ -128,10 +128,16 @@ def _add_rate_terms(index, value, q, dq, w, y, E_rate_w, E_rate_T_y) -> None:
         if k < 0:
             continue
         a = value[t]
-        for d in range(m):
-            rate = a * (dq[k, d] if l < 0 else dq[k, d] * q[l, d] + q[k, d] * dq[l, d])
-            E_rate_w[z, d] += rate * w[j, d]
-            E_rate_T_y[j, d] += rate * y[z, d]
+        if l < 0:
+            for d in range(m):
+                rate = a * dq[k, d]
+                E_rate_w[z, d] += rate * w[j, d]
+                E_rate_T_y[j, d] += rate * y[z, d]
+        else:
+            for d in range(m):
+                rate = a * (dq[k, d] * q[l, d] + q[k, d] * dq[l, d])
+                E_rate_w[z, d] += rate * w[j, d]
+                E_rate_T_y[j, d] += rate * y[z, d]
 
 
 @jit
@@ -143,11 +149,12 @@ def _add_modal_gradient(index, value, q, w, y, scale: float, grad) -> None:
         if k < 0:
             continue
         a = scale * value[t]
-        for d in range(m):
-            f = a * w[j, d] * y[z, d]
-            if l < 0:
-                grad[3 + k, d] += f
-            else:
+        if l < 0:                               # branches outside the lane loops: those vectorize
+            for d in range(m):
+                grad[3 + k, d] += a * w[j, d] * y[z, d]
+        else:
+            for d in range(m):
+                f = a * w[j, d] * y[z, d]
                 grad[3 + k, d] += f * q[l, d]
                 grad[3 + l, d] += f * q[k, d]
 
@@ -161,15 +168,16 @@ def _add_frame_gradient(index, value, q, w, y, grad) -> None:
         z, j, k, l = index[t, 0], index[t, 1], index[t, 2], index[t, 3]
         if j > 1:
             continue
-        sign = 1.0 if j == 0 else -1.0
-        a = sign * value[t]
-        for d in range(m):
-            f = a * w[1 - j, d] * y[z, d]
-            if k >= 0:
-                f *= q[k, d]
-            if l >= 0:
-                f *= q[l, d]
-            grad[2, d] += f
+        a = value[t] if j == 0 else -value[t]
+        if k < 0:
+            for d in range(m):
+                grad[2, d] += a * w[1 - j, d] * y[z, d]
+        elif l < 0:
+            for d in range(m):
+                grad[2, d] += a * q[k, d] * w[1 - j, d] * y[z, d]
+        else:
+            for d in range(m):
+                grad[2, d] += a * q[k, d] * q[l, d] * w[1 - j, d] * y[z, d]
 
 
 @jit
