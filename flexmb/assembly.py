@@ -119,6 +119,14 @@ class Assembly:
         self._setup_fused_groups()
         self._planar_rotations = self.dofs.first[self.dofs.has_rotations] + 2 if model.dim == 2 else None
 
+    def set_time(self, t: float) -> None:
+        """Set the time (s; in statics the load factor) at which the groups whose forces depend on it
+        (user forces, :attr:`ElementGroup.time`) are evaluated next: the element kernels take no
+        time, so the schemes, statics and linearization set it before they evaluate the model."""
+        for g in self.groups:
+            if hasattr(g, "time"):
+                g.time = float(t)
+
     @property
     def damped_groups(self) -> list[int]:
         """Indices of the groups with damping forces (:attr:`ElementGroup.damped`)."""
@@ -439,12 +447,22 @@ class Assembly:
     def static_residual(self, u: np.ndarray, lam: float) -> tuple[np.ndarray, np.ndarray, float]:
         """Statics at load factor lam: ``r = q(u) - f(lam, u)`` (n_dof,), dr/du data (nnz,) and the
         force scale max(|q_free|, |f_free|) (N); includes the stiffness of follower loads."""
+        self.set_time(lam)
         q, k_data = self.force_and_tangent(u)
         f = self.external_force(lam, statics=True, u=u)
         if self.configuration_loads:
             k_data = k_data - self.load_stiffness_data(u, lam, statics=True)
         free = self.dofs.free
-        return q - f, k_data, max(float(np.linalg.norm(q[free])), float(np.linalg.norm(f[free])))
+        scale = max(float(np.linalg.norm(q[free])), float(np.linalg.norm(f[free])))
+        # user forces are inside q: at equilibrium they cancel the elastic forces there, so their own
+        # size is a force scale too (a model loaded by user forces alone has q -> 0)
+        applied = [i for i, g in enumerate(self.groups) if hasattr(g, "time")]
+        if applied:
+            q_user = np.zeros(self.n_dof)
+            for i in applied:
+                self._add_group_vector(q_user, i, self.groups[i].internal_force(self._X[i], u[self._edofs[i]]))
+            scale = max(scale, float(np.linalg.norm(q_user[free])))
+        return q - f, k_data, scale
 
     def stresses(self, u: np.ndarray) -> list[np.ndarray]:
         """Generalized stresses per group, (n_el, n_s) each (see each element's docstring)."""

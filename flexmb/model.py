@@ -167,7 +167,8 @@ class Model(ForceElements):
         :meth:`add_spring`, :meth:`add_damper`, :meth:`add_spring_damper` (point to point,
         between nodes, bodies with offsets and the ground), :meth:`add_joint_spring_damper`
         (on a revolute joint's angle or a prismatic joint's slide), :meth:`add_bushing`,
-        :meth:`set_rayleigh_damping` (alpha M + beta K per element group)
+        :meth:`set_rayleigh_damping` (alpha M + beta K per element group), :meth:`add_user_force`
+        (forces given by a function of the points' positions and velocities)
     Gravity
         :meth:`set_gravity`
     Outputs

@@ -247,6 +247,52 @@ class ForceElements:
         return self._place_force_group(key, group, name)
 
     @keywords_listed
+    def add_user_force(self, on: Sequence[int | RigidBody], force: Callable, jacobian: Callable | None = None,
+                       name: str | None = None) -> "ForceElement":
+        """A force given by the user's function of the state of some points, e.g. an aerodynamic
+        drag or a controller: ``force(t, x, v) -> F``, with t the time (s; in statics the load
+        factor), x (m) and v (m/s) the positions and
+        velocities of the points ``on`` as arrays (n, dim) in global axes, and F (n, dim) the forces
+        on them (N, global axes). ``on``: a list of nodes (ints) and/or rigid bodies (the force acts
+        at the body's node, its centre of mass; translations only, no moments).
+
+        ``jacobian``: optional ``jacobian(t, x, v) -> (dF/dx, dF/dv)``, (n dim, n dim) each in N/m and
+        N s/m, rows and columns point by point as ``F.reshape(-1)``; without it, central differences
+        of ``force`` (4 n dim calls per tangent; steps 1e-6 of the model size in m and of
+        max(model size / 1 s, max |v|) in m/s). ``name``: its name (default ``user force <number>``).
+
+        Mid-point scheme: F at the step's mid-point state (t_m, x_m, v_m = (x_{n+1} - x_n) / dt); the
+        energy it takes out of the system, minus its work, is booked in ``TimeHistory.dissipated``
+        (so the energy balance stays closed). Statics, modes, buckling: F(t, x, 0) with t the load
+        factor (not scaled by it otherwise). Newmark: F(t, x, v) at the end point (balance not
+        closed for position-dependent forces). See
+        :mod:`flexmb.elements.user_force`. A function that raises or returns a wrong shape or
+        non-finite values raises :class:`~flexmb.checks.UserFunctionError` naming the user force
+        and the state. Returns a :class:`ForceElement`.
+        """
+        from flexmb.elements.user_force import UserForce
+
+        count = sum(1 for kind in self.force_groups if kind[0] == "user")
+        name = name or f"user force {count}"
+        what = f"user force {name!r}"
+        if not callable(force) or (jacobian is not None and not callable(jacobian)):
+            raise ModelError(f"{what}: force and jacobian must be functions of (t, x, v), got {force!r}, {jacobian!r}")
+        if isinstance(on, (int, np.integer, RigidBody)):
+            on = [on]
+        nodes = [self._side(point, what) if point is not None else None for point in on]
+        if not nodes or None in nodes:
+            raise ModelError(f"{what}: on must list nodes and/or rigid bodies (not the ground), got {on!r}")
+        if len(set(nodes)) != len(nodes):
+            raise ModelError(f"{what}: a node appears twice in on: {nodes}")
+        group = UserForce(nodes, self.dim, force, jacobian, self.characteristic_length, name)
+        # checked once here, at the reference configuration at rest, so that a broken function fails where given
+        x = self.coordinates[nodes]
+        group.evaluate(x, np.zeros_like(x))
+        if jacobian is not None:
+            group.derivatives(x, np.zeros_like(x))
+        return self._place_force_group(("user", count), group, name)
+
+    @keywords_listed
     def set_rayleigh_damping(self, group: ElementGroup | str, alpha: float = 0.0, beta: float = 0.0) -> None:
         """Rayleigh damping ``alpha M + beta K`` of an element group (the group or its name):
         alpha in 1/s on the group's mass (damping against the inertial frame, so it also slows

@@ -9,8 +9,9 @@ the series of its kind (velocities and energies in dynamics). Each series reads 
 array with one row per output step (``history.u`` (n_steps, n_dof), ``history.kinetic``
 (n_steps,)), stacked on first use after a step is recorded and read-only (copy it to change
 it); :meth:`Result.arrays` gives them all. The :class:`ModelLayout` (nodes, DOF
-numbering, element connectivity, section shapes) travels with the result, so a saved result can
-be plotted, rendered and exported without the script that made it.
+numbering, element connectivity, section shapes, the FE meshes of modal bodies as
+:class:`ModalMesh`) travels with the result, so a saved result can be plotted, rendered and
+exported without the script that made it.
 
 A result attached to a file (``integrate(..., save_to=...)``, :meth:`Result.attach_file`) writes
 every step as it is recorded (HDF5, see :mod:`flexmb.io.result_file`); :func:`load_result` reads
@@ -48,6 +49,7 @@ logger = logging.getLogger("flexmb")
 
 if TYPE_CHECKING:
     from flexmb.assembly import Assembly
+    from flexmb.cms.floating_frame import ModalBody
     from flexmb.integrators.newton import NewtonLog
     from flexmb.integrators.schemes import State
 
@@ -73,6 +75,7 @@ class GroupLayout:
     frames: np.ndarray | None = None            # (n_el, 3, 3)
     outputs: dict[str, str] = field(default_factory=dict)   # element output name -> unit
     thickness: np.ndarray | None = None         # (n_el,), m, shells only
+    modal_mesh: "ModalMesh | None" = None       # modal bodies only: their FE mesh
 
     @property
     def n_elements(self) -> int:
@@ -82,6 +85,49 @@ class GroupLayout:
     def is_surface(self) -> bool:
         """Whether the elements are triangles (shells) rather than lines (bars, beams)."""
         return self.connectivity.shape[1] == 3
+
+
+@dataclass
+class ModalMesh:
+    """The FE mesh of a 2D modal body (:class:`~flexmb.cms.floating_frame.ModalBody`), enough to
+    recover its deformed node positions x_i = r + A(theta) (X_i + Phi_i q) from a DOF vector
+    (r, theta the frame node's translation and rotation, q the body's modal coordinates).
+
+    ``positions`` X_i (n_b, 2) are the body-frame reference positions of its FE nodes (m),
+    ``basis`` Phi_i (n_b, 2, n_m) the translation rows of its mode basis (m per kg^1/2 m of q),
+    ``lines`` (n_l, 2) and ``triangles`` (n_t, 3) the FE model's bars/beams and shells (indices
+    into its nodes), ``frame_node`` the node of the main model carrying the body frame,
+    ``dofs`` (n_m,) the global indices of q, ``section`` the drawn section of its lines.
+    """
+
+    frame_node: int
+    dofs: np.ndarray                            # (n_m,) int64
+    positions: np.ndarray                       # (n_b, 2), m
+    basis: np.ndarray                           # (n_b, 2, n_m)
+    lines: np.ndarray                           # (n_l, 2) int64
+    triangles: np.ndarray                       # (n_t, 3) int64
+    section: dict[str, Any]                     # as GroupLayout.section, of the first line group
+
+    @classmethod
+    def from_body(cls, body: ModalBody, dofs: np.ndarray) -> "ModalMesh":
+        """The mesh of the modal body ``body`` whose modal coordinates have the global indices ``dofs``."""
+        data = body.data
+        fe_model, fe_dofs = data.component.model, data.component.assembly.dofs
+        # one-node groups of the FE model (springs to the ground) have nothing to draw
+        lines = [g for g in fe_model.groups if g.n_nodes == 2]
+        triangles = [g.connectivity for g in fe_model.groups if g.n_nodes == 3]
+        section = lines[0].drawn_section(fe_model.coordinates[lines[0].connectivity],
+                                         fe_model.characteristic_length) if lines else {"shape": "surface"}
+        return cls(int(body.connectivity[0, 0]), np.asarray(dofs, dtype=np.int64).copy(),
+                   np.array(data.positions[:, :2], dtype=float), np.array(data.basis[fe_dofs.translations()]),
+                   np.concatenate([g.connectivity for g in lines], dtype=np.int64) if lines
+                   else np.zeros((0, 2), np.int64),
+                   np.concatenate(triangles, dtype=np.int64) if triangles else np.zeros((0, 3), np.int64),
+                   section)
+
+    @property
+    def n_points(self) -> int:
+        return len(self.positions)
 
 
 @dataclass
@@ -106,6 +152,8 @@ class ModelLayout:
 
     @classmethod
     def from_assembly(cls, asm: Assembly) -> "ModelLayout":
+        from flexmb.cms.floating_frame import ModalBody
+
         model = asm.model
         X = model.coordinates
         groups = []
@@ -119,8 +167,9 @@ class ModelLayout:
             # a one-node group (springs, bushings to the ground) is drawn and exported as lines of
             # zero length at its nodes: post-processing knows lines and triangles only
             conn = np.repeat(g.connectivity, 2, axis=1) if g.n_nodes == 1 else g.connectivity.copy()
+            mesh = ModalMesh.from_body(g, asm.dofs.internal_dofs(g)) if isinstance(g, ModalBody) else None
             groups.append(GroupLayout(g.name, type(g).__name__, conn, section, frames,
-                                      dict(g.output_units), thickness))
+                                      dict(g.output_units), thickness, mesh))
         masses = np.array([(n, m) for n, m, _ in model.point_masses] + [(b.node, b.mass) for b in model.bodies],
                           dtype=float).reshape(-1, 2)
         layout = cls(model.dim, X.copy(), asm.dofs.has_rotations.copy(), groups, masses,
@@ -229,7 +278,10 @@ class ModelLayout:
 
     @property
     def characteristic_length(self) -> float:
-        span = float(np.ptp(self.coordinates, axis=0).max()) if self.n_nodes else 0.0
+        """Largest extent (m) of the reference nodes, modal bodies' FE nodes included (1 if none)."""
+        points = np.concatenate([self.coordinates] + [self.coordinates[m.frame_node] + m.positions
+                                                      for m in self.modal_meshes])
+        span = float(np.ptp(points, axis=0).max()) if len(points) else 0.0
         return span if span > 0 else 1.0
 
     def group(self, key: str | int) -> int:
@@ -251,6 +303,47 @@ class ModelLayout:
     def positions(self, u: np.ndarray) -> np.ndarray:
         """Current nodal positions (..., n_nodes, dim) from DOF vectors (..., n_dof), m."""
         return self.coordinates + u[..., self.translations()]
+
+    @property
+    def modal_meshes(self) -> list[ModalMesh]:
+        """The FE meshes of the modal bodies, in group order."""
+        return [g.modal_mesh for g in self.groups if g.modal_mesh is not None]
+
+    @property
+    def n_modal_points(self) -> int:
+        """Number of the modal bodies' FE nodes (drawn and exported after the model's nodes)."""
+        return sum(mesh.n_points for mesh in self.modal_meshes)
+
+    def modal_mesh_positions(self, u: np.ndarray) -> list[np.ndarray]:
+        """Current positions of every modal body's FE nodes from DOF vectors u (..., n_dof): one
+        (..., n_b, dim) array per modal body (:attr:`modal_meshes` order), m,
+        x_i = r + A(theta) (X_i + Phi_i q), as :meth:`~flexmb.cms.floating_frame.ModalBody.deformed_positions`
+        (without the stiffening's second-order field)."""
+        u = np.asarray(u, dtype=float)
+        out = []
+        for mesh in self.modal_meshes:
+            r = self.coordinates[mesh.frame_node] + u[..., self.translations()[mesh.frame_node]]   # (..., 2)
+            theta = u[..., self.first[mesh.frame_node] + self.dim]
+            local = mesh.positions + np.einsum("bdm,...m->...bd", mesh.basis, u[..., mesh.dofs])  # (..., n_b, 2)
+            c, s = np.cos(theta)[..., None], np.sin(theta)[..., None]
+            out.append(r[..., None, :] + np.stack([c * local[..., 0] - s * local[..., 1],
+                                                   s * local[..., 0] + c * local[..., 1]], -1))
+        return out
+
+    def modal_mesh_velocities(self, u: np.ndarray, v: np.ndarray) -> list[np.ndarray]:
+        """Velocities (n_b, dim) of every modal body's FE nodes at the DOF vector u (n_dof,) and
+        DOF velocities v (n_dof,), m/s: dx_i/dt = dr/dt + dtheta/dt e_z x A (X_i + Phi_i q) + A Phi_i dq/dt."""
+        u, v = np.asarray(u, dtype=float), np.asarray(v, dtype=float)
+        out = []
+        for mesh, x in zip(self.modal_meshes, self.modal_mesh_positions(u)):
+            node_dofs = self.first[mesh.frame_node] + np.arange(self.dim + 1)
+            r, theta = u[node_dofs[:2]] + self.coordinates[mesh.frame_node], u[node_dofs[2]]
+            rate = mesh.basis @ v[mesh.dofs]                                               # (n_b, 2), body axes
+            c, s = np.cos(theta), np.sin(theta)
+            arm = x - r
+            out.append(v[node_dofs[:2]] + v[node_dofs[2]] * np.c_[-arm[:, 1], arm[:, 0]]
+                       + rate @ np.array([[c, s], [-s, c]]))
+        return out
 
     def rotation_matrices(self, u: np.ndarray) -> np.ndarray:
         """Nodal rotation matrices (n_nodes, 3, 3) of one DOF vector (identity at nodes without rotations).

@@ -191,6 +191,7 @@ def steady_motion(asm: Assembly, u: np.ndarray, spin: Spin) -> tuple[np.ndarray,
 def residual(asm: Assembly, u: np.ndarray, v: np.ndarray, a: np.ndarray, t: float = 0.0,
              lam: np.ndarray | None = None) -> np.ndarray:
     """Continuous-time residual r(u, v, a, lambda, t) (n_dof,) of the module docstring, N and N m."""
+    asm.set_time(t)
     r = asm.mass_times(a) + _inertia_terms(asm, u, v, a) + asm.internal_force(u) - asm.external_force(t, u=u)
     if asm.constraints is not None and lam is not None:
         r = r + asm.constraints.evaluate(u, t, lam).force
@@ -218,6 +219,7 @@ def partials(asm: Assembly, u: np.ndarray, v: np.ndarray, a: np.ndarray, t: floa
     """dr/da, dr/dv, dr/du of :func:`residual` on the free DOFs (sparse (n_free, n_free)); u perturbed by
     spins at 3D rotations (:meth:`~flexmb.assembly.Assembly.update`)."""
     free = asm.dofs.free
+    asm.set_time(t)
     _, k_data = asm.force_and_tangent(u)
     if asm.configuration_loads:
         k_data = k_data - asm.load_stiffness_data(u, t)

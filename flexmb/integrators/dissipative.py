@@ -122,6 +122,7 @@ class GeneralizedAlpha(Newmark):
         if self._start is not None and self._start[0] is s:
             return self._start[1:]
         asm, p = self.asm, self.parameters
+        asm.set_time(s.t)
         f0 = asm.external_force(s.t, u=s.u)
         force = asm.internal_force(s.u) - f0 - s.reaction
         if asm.damped_groups:
@@ -145,6 +146,8 @@ class GeneralizedAlpha(Newmark):
     def residual(self, s: State, dt: float, u1: np.ndarray, tangent: bool = True) -> StepResidual:
         asm, p = self.asm, self.parameters
         v1, a1, _ = self._motion(s, dt, u1)
+        start_terms, f0 = self._start_terms(s)                  # at t_n (sets the time for user forces)
+        asm.set_time(s.t + dt)
         weight = (1.0 - p.alpha_m) / (1.0 - p.alpha_f)          # of I_{n+1} against q_{n+1}
         da_du, dv_du = 1.0 / (p.beta * dt**2), p.gamma / (p.beta * dt)
         if tangent:
@@ -160,7 +163,6 @@ class GeneralizedAlpha(Newmark):
             inertia = inertia + f_c
             if tangent:
                 data += weight * d_c
-        start_terms, f0 = self._start_terms(s)
         g = q1 - f1 + weight * inertia + start_terms
         q_d = None
         if asm.damped_groups:
@@ -300,6 +302,7 @@ class EnergyDecayingMidPoint(MidPoint):
     def residual(self, s: State, dt: float, u1: np.ndarray, tangent: bool = True) -> StepResidual:
         asm = self.asm
         v1, a_m, d, _, _ = self._motion(s, dt, u1)
+        asm.set_time(s.t + 0.5 * dt)
         # d a_m / du1 = 1 / ((1/2 + chi) dt^2): the mass term of the Jacobian
         data = asm.scaled_mass_data(1.0 / ((0.5 + self.chi) * dt**2)) if tangent else None
         q = asm.mid_point_forces_and_inertia(s.u, u1, s.v, None, dt, data)[0] + self._dissipative_force(s.u, u1, data)

@@ -309,6 +309,7 @@ class MidPoint(Scheme):
         if plan is not None:
             return self._compiled_residual(plan, s, dt, u1, tangent)
         v1, a_m, d, rates, director = self._motion(s, dt, u1)
+        asm.set_time(s.t + 0.5 * dt)
         # dq_m/du1 + 2 M / dt^2 (eq. 23): the element tangents are scattered onto the mass term;
         # the cubic masses' inertia f_c and its derivative d_c come from the same group calls
         data = asm.scaled_mass_data(2.0 / dt**2) if tangent else None
@@ -436,6 +437,7 @@ class Newmark(Scheme):
         """Initial acceleration from equilibrium at t0 (prescribed DOFs start with zero acceleration)."""
         asm = self.asm
         free = asm.dofs.free
+        asm.set_time(t0)
         rhs = asm.external_force(t0, u=u0) - asm.internal_force(u0)
         if asm.damped_groups:
             rhs -= asm.damping_force(u0, v0)
@@ -519,6 +521,7 @@ class Newmark(Scheme):
     def residual(self, s: State, dt: float, u1: np.ndarray, tangent: bool = True) -> StepResidual:
         asm = self.asm
         v1, a1, rates = self._motion(s, dt, u1)
+        asm.set_time(s.t + dt)
         if tangent:
             q1, data = asm.force_and_tangent(u1, out=asm.scaled_mass_data(4.0 / dt**2))
         else:
@@ -558,6 +561,7 @@ class Newmark(Scheme):
         """Trapezoidal work of the damping forces over the step, as :meth:`work_increment` books loads."""
         if res.damping is None:
             return super().dissipation_increment(s, res, u1)
+        self.asm.set_time(s.t)
         return float((0.5 * (self.asm.damping_force(s.u, s.v) + res.damping)) @ self.increment(s, u1))
 
     def work_increment(self, s: State, res: StepResidual, u1: np.ndarray, reaction: np.ndarray | None = None) -> float:

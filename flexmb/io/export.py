@@ -16,6 +16,14 @@ cell type in one cell block, with
   (NaN on lines); ``group`` (group index) and ``element`` (index in its group, as in the
   quantity name ``N@group:element``).
 
+Modal bodies (:class:`~flexmb.results.ModalMesh`): after the model's nodes come the points of every
+modal body's FE mesh at their recovered positions x_i = r + A(theta) (X_i + Phi_i q), and after
+the model's elements its lines and triangles. On those points ``displacement`` is x_i minus the
+reference (frame node + X_i), ``velocity`` dx_i/dt, ``rotation`` / ``angular_velocity`` those of
+the body frame, the reactions zero; on those cells the element outputs and ``thickness`` are
+NaN (the modal coordinates are the body group's element outputs ``q1``, ``q2``, ...), ``group`` is
+the body's group and ``element`` the cell's index in the body's FE mesh (lines, then triangles).
+
 For buckling modes (kind ``"modes"``) the points are the reference state moved by 0.1 times the
 model size along the mode (:meth:`~flexmb.results.ModeShapes.shape_state`), while
 ``displacement`` and ``rotation`` are the unscaled mode (largest translation 1).
@@ -66,10 +74,8 @@ def step_mesh_data(result: Result, step: int) -> tuple[np.ndarray, list[tuple[st
         raise IndexError(f"step {step} does not exist (the result has {result.n_steps} steps)")
     step = int(step) % result.n_steps                                  # -1: the last step
     u = np.asarray(result.u[step], dtype=float)
-    if result.kind == "modes":
-        points = _pad(layout.positions(result.shape_state(step, result.drawn_scale())))
-    else:
-        points = _pad(layout.positions(u))
+    drawn = result.shape_state(step, result.drawn_scale()) if result.kind == "modes" else u
+    points = _pad(np.concatenate([layout.positions(drawn), *layout.modal_mesh_positions(drawn)]))
 
     point_data = {}
     point_data["displacement"], point_data["rotation"] = _node_vectors(layout, u)
@@ -78,12 +84,15 @@ def step_mesh_data(result: Result, step: int) -> tuple[np.ndarray, list[tuple[st
     if "v" in result.SERIES:
         point_data["velocity"], point_data["angular_velocity"] = _node_vectors(
             layout, np.asarray(result.v[step], dtype=float))
+    if layout.modal_meshes:
+        _add_modal_point_data(result, layout, step, u, point_data)
 
     cells = _cells(layout)
     if not cells:
         return points, cells, point_data, {}
     n_el = np.array([g.n_elements for g in layout.groups], dtype=np.int64)
     bounds = np.concatenate([[0], np.cumsum(n_el)])
+    n_modal = sum(len(m.lines) + len(m.triangles) for m in layout.modal_meshes)
     cell_data = {}
     for name in dict.fromkeys(name for store in result.elements for name in store):
         # a group without this output, or a step recorded without element outputs, stays NaN
@@ -95,15 +104,20 @@ def step_mesh_data(result: Result, step: int) -> tuple[np.ndarray, list[tuple[st
         if len(shapes) > 1:
             raise ValueError(f"element output {name!r} has per-element shapes {sorted(shapes)} in different "
                              "groups; one name must have one shape to be exported")
-        values = np.full((bounds[-1], *shapes.pop()), np.nan)
+        values = np.full((bounds[-1] + n_modal, *shapes.pop()), np.nan)   # NaN on the modal meshes' cells
         for gi, group_values in present.items():
             values[bounds[gi]:bounds[gi + 1]] = group_values
         cell_data[name] = values
     if any(g.thickness is not None for g in layout.groups):
         cell_data["thickness"] = np.concatenate([np.full(g.n_elements, np.nan) if g.thickness is None
-                                                 else g.thickness for g in layout.groups])
-    cell_data["group"] = np.repeat(np.arange(len(n_el), dtype=np.int64), n_el)
-    cell_data["element"] = np.arange(bounds[-1], dtype=np.int64) - np.repeat(bounds[:-1], n_el)
+                                                 else g.thickness for g in layout.groups] + [np.full(n_modal, np.nan)])
+    # a modal mesh's cells carry its group's index and their index in the body's FE mesh
+    modal = [(gi, len(g.modal_mesh.lines) + len(g.modal_mesh.triangles)) for gi, g in enumerate(layout.groups)
+             if g.modal_mesh is not None]
+    cell_data["group"] = np.concatenate([np.repeat(np.arange(len(n_el), dtype=np.int64), n_el)]
+                                        + [np.full(n, gi, dtype=np.int64) for gi, n in modal])
+    cell_data["element"] = np.concatenate([np.arange(bounds[-1], dtype=np.int64) - np.repeat(bounds[:-1], n_el)]
+                                          + [np.arange(n, dtype=np.int64) for _, n in modal])
     return points, cells, point_data, cell_data
 
 
@@ -184,7 +198,7 @@ def write_xdmf(result: Result, path: str | Path, every: int = 1, overwrite: bool
         try:
             with _xdmf_writer(staged) as writer:
                 cells = _cells(layout)
-                writer.write_points_cells(_pad(layout.coordinates), cells)
+                writer.write_points_cells(_reference_points(layout), cells)
                 for k, t in zip(steps, _time_values(result, steps)):
                     _, _, point_data, cell_data = step_mesh_data(result, k)
                     writer.write_data(t, point_data=point_data, cell_data=split_cell_data(cell_data, cells))
@@ -282,18 +296,62 @@ def split_cell_data(cell_data: dict[str, np.ndarray], cells: list[tuple[str, np.
 
 def _cells(layout: ModelLayout) -> list[tuple[str, np.ndarray]]:
     """meshio cell blocks of every group's elements in group order, "line" (n, 2) for bars and
-    beams and "triangle" (n, 3) for shells, consecutive groups of one type in one block; [] for
-    a model without elements."""
+    beams and "triangle" (n, 3) for shells, then every modal body's FE lines and triangles (its
+    points numbered after the model's nodes, :func:`_reference_points`), consecutive parts of one
+    type in one block; [] for a model without elements."""
+    parts = [g.connectivity for g in layout.groups]
+    start = layout.n_nodes
+    for mesh in layout.modal_meshes:
+        parts += [start + mesh.lines, start + mesh.triangles]
+        start += mesh.n_points
     blocks: list[tuple[str, list[np.ndarray]]] = []
-    for g in layout.groups:
-        if not g.n_elements:
+    for cells in parts:
+        if not len(cells):
             continue
-        kind = "triangle" if g.is_surface else "line"
+        kind = "triangle" if cells.shape[1] == 3 else "line"
         if blocks and blocks[-1][0] == kind:
-            blocks[-1][1].append(g.connectivity)
+            blocks[-1][1].append(cells)
         else:
-            blocks.append((kind, [g.connectivity]))
+            blocks.append((kind, [cells]))
     return [(kind, np.concatenate(parts).astype(np.int64)) for kind, parts in blocks]
+
+
+def _reference_points(layout: ModelLayout) -> np.ndarray:
+    """(n_points, 3) reference positions of the exported points: the model's nodes, then every
+    modal body's FE nodes (frame node's reference position + X_i), m."""
+    return _pad(np.concatenate([layout.coordinates, *layout.modal_mesh_positions(np.zeros(layout.n_dof))]))
+
+
+def _add_modal_point_data(result: Result, layout: ModelLayout, step: int, u: np.ndarray,
+                          point_data: dict[str, np.ndarray]) -> None:
+    """Append the modal meshes' points to the point data: ``displacement`` x_i - (X_frame + X_i)
+    (modes: its linearisation about the reference state, the mode's own displacement),
+    ``rotation`` and ``angular_velocity`` those of the frame (the modes' own rotation at the FE
+    nodes is left out), ``reaction`` and ``reaction_moment`` zero, ``velocity`` dx_i/dt."""
+    reference = np.concatenate(layout.modal_mesh_positions(np.zeros(layout.n_dof)))
+    if result.kind == "modes":
+        about = getattr(result, "reference", None)
+        about = np.zeros(layout.n_dof) if about is None else np.asarray(about, dtype=float)
+        moved = np.concatenate(layout.modal_mesh_velocities(about, u))      # the derivative along the mode
+    else:
+        moved = np.concatenate(layout.modal_mesh_positions(u)) - reference
+    theta = np.concatenate([np.full(m.n_points, m.frame_node) for m in layout.modal_meshes])
+    theta = layout.first[theta] + layout.dim                                # the frame nodes' rz
+    extra = {"displacement": _pad(moved), "rotation": _pad3z(u[theta]),
+             "reaction": np.zeros((len(theta), 3)), "reaction_moment": np.zeros((len(theta), 3))}
+    if "velocity" in point_data:
+        v = np.asarray(result.v[step], dtype=float)
+        extra["velocity"] = _pad(np.concatenate(layout.modal_mesh_velocities(u, v)))
+        extra["angular_velocity"] = _pad3z(v[theta])
+    for name, values in extra.items():
+        point_data[name] = np.concatenate([point_data[name], values])
+
+
+def _pad3z(z: np.ndarray) -> np.ndarray:
+    """(n,) rotations about z as (n, 3) vectors (0, 0, z)."""
+    out = np.zeros((len(z), 3))
+    out[:, 2] = z
+    return out
 
 
 def _pad(x: np.ndarray) -> np.ndarray:

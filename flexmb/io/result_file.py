@@ -74,6 +74,10 @@ Layout, format version 2 (arrays are float64 unless stated; n = committed steps)
         connectivity    (n_el, 2) int64, (n_el, 3) for shells
         frames          (n_el, 3, 3) reference section frames (3D beams only)
         thickness       (n_el,) m (shells only)
+        modal_mesh      modal bodies only (:class:`~flexmb.results.ModalMesh`; older files lack it):
+                        attrs frame_node, section (JSON); dofs (n_m,) int64 global indices of q,
+                        positions (n_b, 2) m, basis (n_b, 2, n_m), lines (n_l, 2) and
+                        triangles (n_t, 3) int64
     /steps
       <series>          (>= n, ...) the result's series, e.g. t, u, v, a, reactions, kinetic, ...
                         (series empty for this model, such as multipliers without joints, are left out)
@@ -105,7 +109,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from flexmb.io.guarded_file import FaultGuard, clear_open_flags, lock_for_writing
-from flexmb.results import RESULT_KINDS, Event, GroupLayout, ModelLayout, Result, ResultFileError
+from flexmb.results import RESULT_KINDS, Event, GroupLayout, ModalMesh, ModelLayout, Result, ResultFileError
 from flexmb.sensors import Sensor
 
 if TYPE_CHECKING:
@@ -517,6 +521,15 @@ def _write_layout(g: h5py.Group, layout: ModelLayout) -> None:
             _create(h, "frames", grp.frames)
         if grp.thickness is not None:
             _create(h, "thickness", grp.thickness)
+        if grp.modal_mesh is not None:
+            mesh = grp.modal_mesh
+            m = h.create_group("modal_mesh")
+            m.attrs.update({"frame_node": mesh.frame_node, "section": json.dumps(mesh.section)})
+            _create(m, "dofs", mesh.dofs, dtype=np.int64)
+            _create(m, "positions", mesh.positions)
+            _create(m, "basis", mesh.basis)
+            _create(m, "lines", mesh.lines, dtype=np.int64)
+            _create(m, "triangles", mesh.triangles, dtype=np.int64)
 
 
 # ------------------------------------------------------------------------ reading
@@ -645,7 +658,8 @@ def _read_layout(g: h5py.Group, read: _Reader, where: str) -> ModelLayout:
                                   json.loads(h.attrs["section"]),
                                   read(f"{base}/frames") if "frames" in h else None,
                                   json.loads(h.attrs["outputs"]),
-                                  read(f"{base}/thickness") if "thickness" in h else None))
+                                  read(f"{base}/thickness") if "thickness" in h else None,
+                                  _read_modal_mesh(h, read, base) if "modal_mesh" in h else None))
     layout = ModelLayout(int(g.attrs["dim"]), read(f"{where}/coordinates"),
                          read(f"{where}/has_rotations").astype(bool), groups, read(f"{where}/point_masses"),
                          read(f"{where}/prescribed"), json.loads(g.attrs.get("joints", "[]")),
@@ -655,6 +669,15 @@ def _read_layout(g: h5py.Group, read: _Reader, where: str) -> ModelLayout:
         layout.joint_points, layout.joint_sides = read(f"{where}/joint_points"), read(f"{where}/joint_sides")
         layout.joint_kinds = json.loads(g.attrs["joint_kinds"])
     return layout
+
+
+def _read_modal_mesh(h: h5py.Group, read: _Reader, base: str) -> ModalMesh:
+    """A modal body's FE mesh (files before modal meshes were stored have none: its group is then
+    drawn and exported as the frame node alone)."""
+    m, where = h["modal_mesh"], f"{base}/modal_mesh"
+    return ModalMesh(int(m.attrs["frame_node"]), read(f"{where}/dofs"), read(f"{where}/positions"),
+                     read(f"{where}/basis"), read(f"{where}/lines"), read(f"{where}/triangles"),
+                     json.loads(m.attrs["section"]))
 
 
 def _text(value: bytes | str) -> str:

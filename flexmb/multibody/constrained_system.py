@@ -203,6 +203,7 @@ class ConstrainedSystem:
 
         def forces(q: Array, qd: Array, t: float) -> Array:
             u = full(q)
+            asm.set_time(t)
             f = (asm.external_force(t, u=u) - asm.internal_force(u))[free]
             if asm.damped_groups:                # dampers and Rayleigh damping (spatial omega = T psi')
                 f -= asm.damping_force(u, full(tangent(q) @ qd if r_slots.size else qd))[free]

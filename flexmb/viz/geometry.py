@@ -9,7 +9,9 @@ the relative rotation vector, ``exp(s log(R_q R_p^T)) R_p E``, and are then re-o
 against the Hermite tangent. Trusses are straight tubes, point masses spheres. Sections are a
 box (width along the section y axis, height along z) or a 12-sided tube. Shells are their
 mid-surface: one flat triangle per element through the current node positions (elements of a
-group share their nodes' points, so shading is smooth across them).
+group share their nodes' points, so shading is smooth across them). A modal body is its FE mesh
+at the recovered positions (:meth:`~flexmb.results.ModelLayout.modal_mesh_positions`): straight
+tubes or boxes along its lines, flat triangles.
 
 2D models are drawn in the plane z = 0: nodal rotations are about z, the section y axis is the
 in-plane normal of the element and z the out-of-plane axis.
@@ -61,7 +63,9 @@ class Surface:
         return table[index]
 
     def point_values(self, per_node: np.ndarray) -> np.ndarray:
-        """(n_points,) values of the points, linear between the nodal values (n_nodes,)."""
+        """(n_points,) values of the points, linear between the nodal values (n_nodes + n_modal,):
+        the model's nodes, then the modal bodies' FE nodes
+        (:attr:`~flexmb.results.ModelLayout.n_modal_points`)."""
         v = np.asarray(per_node, dtype=float)[self.point_nodes]
         return (1.0 - self.point_weight) * v[:, 0] + self.point_weight * v[:, 1]
 
@@ -235,6 +239,11 @@ def structure_surface(layout: ModelLayout, u: np.ndarray, n_sub: int = 8) -> Sur
         point_el = np.repeat(np.arange(g.n_elements), len(s) * len(outline))
         weight = np.tile(np.repeat(s, len(outline)), g.n_elements)
         parts.append((points, blocks, np.full(len(elements), gi), elements, g.connectivity[point_el], weight))
+    modal = [gi for gi, g in enumerate(layout.groups) if g.modal_mesh is not None]
+    start = layout.n_nodes
+    for gi, x_b in zip(modal, layout.modal_mesh_positions(u)):
+        parts += _modal_mesh_parts(layout.groups[gi], lift(x_b), gi, start)
+        start += len(x_b)
     if len(layout.point_masses):
         nodes = layout.point_masses[:, 0].astype(np.int64)
         unit, blocks = sphere_template()
@@ -246,6 +255,40 @@ def structure_surface(layout: ModelLayout, u: np.ndarray, n_sub: int = 8) -> Sur
         parts.append((points, blocks, np.full(len(elements), -1), elements,
                       np.repeat(nodes, n_v)[:, None].repeat(2, axis=1), np.zeros(n_pm * n_v)))
     return _merge(parts)
+
+
+def _modal_mesh_parts(group: GroupLayout, x_b: np.ndarray, gi: int, start: int) -> list[tuple]:
+    """Parts of a Surface for the FE mesh of the modal body ``group`` (number gi) at its recovered
+    node positions x_b (n_b, 3): its lines as straight swept sections (the section of its first
+    line group), its triangles flat. Their cells belong to the body's one element (element 0 of
+    group gi, so they take its colour); their points lie between the mesh's nodes, numbered from
+    ``start`` after the model's nodes as in :meth:`Surface.point_values`."""
+    mesh = group.modal_mesh
+    parts = []
+    if len(mesh.lines):
+        ends = x_b[mesh.lines]                                          # (n_l, 2, 3)
+        frames = np.broadcast_to(chord_frames(ends)[:, None], (len(ends), 2, 3, 3))
+        outline = section_outline(mesh.section)
+        points, blocks, elements = sweep(ends, frames, outline)
+        point_el = np.repeat(np.arange(len(ends)), 2 * len(outline))
+        weight = np.tile(np.repeat([0.0, 1.0], len(outline)), len(ends))
+        parts.append((points, blocks, np.full(len(elements), gi), np.zeros(len(elements), np.int64),
+                      start + mesh.lines[point_el], weight))
+    if len(mesh.triangles):
+        nodes = start + np.arange(len(x_b))
+        parts.append((x_b, [mesh.triangles], np.full(len(mesh.triangles), gi), np.zeros(len(mesh.triangles), np.int64),
+                      np.column_stack([nodes, nodes]), np.zeros(len(x_b))))
+    return parts
+
+
+def modal_mesh_outlines(layout: ModelLayout, u: np.ndarray) -> list[np.ndarray]:
+    """The modal bodies' FE meshes at the DOF vector u (n_dof,) as polylines: per body its lines
+    (n_l, 2, 3) and the closed outlines of its triangles (n_t, 4, 3), m (empty ones left out)."""
+    out = []
+    for mesh, x_b in zip(layout.modal_meshes, layout.modal_mesh_positions(u)):
+        x_b = lift(x_b)
+        out += [c for c in (x_b[mesh.lines], x_b[mesh.triangles[:, [0, 1, 2, 0]]]) if len(c)]
+    return out
 
 
 def _mid_surface(group: GroupLayout, x: np.ndarray, gi: int) -> tuple:

@@ -3,13 +3,15 @@ quantity, mode shapes, and animations (GIF, MP4).
 
 Beams are drawn as their section (box or tube) swept along the smooth deformed centreline of
 :mod:`flexmb.viz.geometry`, trusses as straight tubes, shells as their deformed mid-surface,
-point masses as spheres. Colour quantities (:func:`quantities`): any element output of the
-result's groups (``N``, ``My1``, ``axial_strain``, ... constant on each element; elements of
-groups without it are grey), a component k of a vector output as ``name[k]`` (a shell's
-``membrane_forces[0]`` is N_xx, ``[1]`` N_yy, ``[2]`` N_xy, likewise ``bending_moments``, in the
-element's co-rotated axes), and the nodal magnitudes ``displacement`` (m, from the reference
-configuration) and ``velocity`` (m/s, dynamic results), interpolated along the elements and
-over the shell surfaces.
+point masses as spheres, modal bodies as their recovered FE mesh (``scale`` magnifies their
+frame motion and modal coordinates like any DOF). Colour quantities (:func:`quantities`): any
+element output of the result's groups (``N``, ``My1``, ``axial_strain``, ... constant on each
+element; elements of groups without it are grey; a modal body's mesh takes its body's value, such
+as ``q1``), a component k of a vector output as ``name[k]`` (a shell's ``membrane_forces[0]`` is
+N_xx, ``[1]`` N_yy, ``[2]`` N_xy, likewise ``bending_moments``, in the element's co-rotated axes),
+and the nodal magnitudes ``displacement`` (m, from the reference configuration) and ``velocity``
+(m/s, dynamic results), interpolated along the elements and over the shell surfaces (a modal
+body's mesh: at its FE nodes).
 
 Every picture carries an axes triad (x red, y green, z blue, lower left) and marks the supports
 (grey cones under nodes with prescribed DOFs and at joints to the ground, pointing at the node
@@ -39,7 +41,7 @@ import numpy as np
 
 from flexmb.model import ModelError
 from flexmb.results import ModelLayout, Result
-from flexmb.viz.geometry import centrelines, lift, structure_surface
+from flexmb.viz.geometry import centrelines, lift, modal_mesh_outlines, structure_surface
 
 if TYPE_CHECKING:
     import pyvista
@@ -171,10 +173,14 @@ def _colour_values(result: Result, k: int, u: np.ndarray, color: str
     if color not in available:
         raise ValueError(f"unknown colour quantity {color!r}; this {result.kind} result has: "
                          + ", ".join(available))
+    # nodal magnitudes: the model's nodes, then the modal bodies' FE nodes
     if color == "displacement":
-        return np.linalg.norm(layout.positions(u) - layout.coordinates, axis=1)
+        moved = [layout.positions(u) - layout.coordinates]
+        moved += [x - x0 for x, x0 in zip(layout.modal_mesh_positions(u), layout.modal_mesh_positions(0.0 * u))]
+        return np.linalg.norm(np.concatenate(moved), axis=1)
     if color == "velocity":
-        return np.linalg.norm(np.asarray(result.v[k])[layout.translations()], axis=1)
+        v = np.asarray(result.v[k], dtype=float)
+        return np.linalg.norm(np.concatenate([v[layout.translations()], *layout.modal_mesh_velocities(u, v)]), axis=1)
     name, _, component = color.partition("[")
     values = []
     for store, g in zip(result.elements, layout.groups):
@@ -223,8 +229,8 @@ def structure_mesh(layout: ModelLayout, u: np.ndarray, values: np.ndarray | list
     ``n_sub`` sections per element, trusses as straight tubes, point masses as spheres.
 
     ``values``: a list with one (n_el,) array per group (NaN allowed), stored as cell data
-    ``"values"`` (point masses NaN); or a (n_nodes,) array, stored as point data ``"values"``
-    interpolated linearly along each element.
+    ``"values"`` (point masses NaN); or a (n_nodes + n_modal_points,) array (the modal bodies' FE
+    nodes last), stored as point data ``"values"`` interpolated linearly along each element.
     """
     pv = _pyvista()
     surface = structure_surface(layout, np.asarray(u, dtype=float), n_sub)
@@ -232,8 +238,10 @@ def structure_mesh(layout: ModelLayout, u: np.ndarray, values: np.ndarray | list
     if values is None:
         return mesh
     if isinstance(values, np.ndarray) and values.ndim == 1:
-        if len(values) != layout.n_nodes:
-            raise ValueError(f"nodal values have {len(values)} entries, the model has {layout.n_nodes} nodes")
+        n_points = layout.n_nodes + layout.n_modal_points
+        if len(values) != n_points:
+            raise ValueError(f"nodal values have {len(values)} entries, the model has {n_points} nodes "
+                             f"({layout.n_modal_points} of them in modal bodies' FE meshes)")
         mesh.point_data["values"] = surface.point_values(values)
         return mesh
     if len(values) != len(layout.groups) or any(np.shape(v) != (g.n_elements,)
@@ -247,7 +255,8 @@ def structure_mesh(layout: ModelLayout, u: np.ndarray, values: np.ndarray | list
 def reference_lines(layout: ModelLayout, u: np.ndarray, n_sub: int = 8) -> "pyvista.PolyData":
     """Centrelines of the structure at u (n_dof,) as a line mesh (one polyline per element), m."""
     pv = _pyvista()
-    lines = [lift(c) for c in centrelines(layout, np.asarray(u, dtype=float), n_sub)]
+    u = np.asarray(u, dtype=float)
+    lines = [lift(c) for c in centrelines(layout, u, n_sub)] + modal_mesh_outlines(layout, u)
     points = np.concatenate([c.reshape(-1, 3) for c in lines]) if lines else np.zeros((0, 3))
     cells, start = [], 0
     for c in lines:                                 # one block per group, each vectorised
