@@ -742,7 +742,7 @@ class Result:
 
     def label(self, spec: str) -> str:
         """Axis label with unit for a quantity name."""
-        units = {"kinetic": "J", "strain": "J", "work": "J", "potential": "J", "dissipated": "J", "total": "J", "newton_iterations": "-"}
+        units = {"kinetic": "J", "strain": "J", "work": "J", "potential": "J", "dissipated": "J", "joint_work": "J", "total": "J", "newton_iterations": "-"}
         sensor = self._sensor_spec(spec)[0]
         if sensor is not None:
             return f"{spec} ({sensor_unit(next(s for s in self.layout.sensors if s.name == sensor), self.layout)})"
@@ -770,6 +770,8 @@ class TimeHistory(Result):
     (n_dof,), energies in J: ``kinetic``, ``strain``, ``work`` (of loads and support reactions
     since t0), ``dissipated`` (by damping forces since t0) and
     ``total = kinetic + strain + dissipated - work`` (constant for an exact solution),
+    ``joint_work`` (the part of ``work`` done by joint and tie forces: the drives' work, zero to
+    round-off for joints that do not depend on time),
     ``angular_momentum`` (1,) in 2D or (3,) in 3D, ``newton_iterations``; with
     cubic-mass beams in the mid-point scheme the director stretch rates ``stretch`` (n_dof,, in
     1/s, see :mod:`flexmb.elements.hermite_mass2d`; their kinetic energy is in ``kinetic``); with
@@ -785,7 +787,7 @@ class TimeHistory(Result):
     parameter_name = "t"
     SERIES = ("t", "u", "v", "a", "reactions", "kinetic", "strain", "work", "angular_momentum",
               "newton_iterations", "multipliers", "constraint_force", "constraint_residual", "joint_forces",
-              "joint_moments", "stretch", "dissipated")
+              "joint_moments", "stretch", "dissipated", "joint_work")
 
     def __init__(self, scheme: str, dt: float, layout: ModelLayout | None = None) -> None:
         super().__init__(layout, scheme=scheme, dt=float(dt))
@@ -810,7 +812,8 @@ class TimeHistory(Result):
                       "work": s.work, "angular_momentum": momentum,
                       "newton_iterations": iterations, "multipliers": s.lam, "constraint_force": constraint_force,
                       "constraint_residual": residual, "joint_forces": forces, "joint_moments": moments,
-                      "stretch": np.zeros(0) if s.stretch is None else s.stretch, "dissipated": s.dissipated},
+                      "stretch": np.zeros(0) if s.stretch is None else s.stretch, "dissipated": s.dissipated,
+                      "joint_work": s.joint_work},
                      outputs, sensors)
 
     def joint_reaction(self, joint: str | int) -> tuple[np.ndarray, np.ndarray]:
@@ -833,6 +836,14 @@ class TimeHistory(Result):
         if len(self.dissipated) != len(self.kinetic) or any(np.size(x) != 1 for x in self.dissipated):
             return np.zeros(len(self.kinetic))                     # written before damping was booked
         return np.array(self.dissipated, dtype=float)
+
+    @property
+    def joint_work_done(self) -> np.ndarray:
+        """Work of the joint and tie forces since t0 (n_out,), J, included in ``work`` (zero for files
+        without it)."""
+        if len(self.joint_work) != len(self.kinetic) or any(np.size(x) != 1 for x in self.joint_work):
+            return np.zeros(len(self.kinetic))                     # written before it was recorded
+        return np.array(self.joint_work, dtype=float)
 
     @property
     def total_energy(self) -> np.ndarray:

@@ -300,3 +300,26 @@ def test_redundant_joints_are_named():
     m.add_joint("revolute", None, crank, at=[0.0, 0.0], drive=lambda t: 2.0 * t, name="motor")
     with pytest.raises(fm.ModelError, match="redundant at the start .* '(bearing|motor)'"):
         fm.integrate(m, 0.01, 0.1)
+
+
+def test_joint_work_is_recorded_zero_for_fixed_joints_and_the_drive_work_for_driven_ones():
+    """``joint_work``: the part of the work done by the joint forces. A chain of rigid bodies on
+    time-independent revolute joints: zero to round-off (the discrete gradient does no work, which the
+    energy balance cannot show since that work is inside ``work``); a driven crank: the drive's work,
+    equal to the change of K + V."""
+    def chain(driven: bool) -> fm.Model:
+        m = fm.Model(dim=2)
+        a = m.add_rigid_body([0.5, 0.0], 1.0, 1.0 / 12, name="a")
+        b = m.add_rigid_body([1.5, 0.0], 1.0, 1.0 / 12, name="b")
+        m.add_joint("revolute", None, a, at=[0.0, 0.0], drive=(lambda t: 2.0 * t * t) if driven else None)
+        m.add_joint("revolute", a, b, at=[1.0, 0.0])
+        m.set_gravity([0.0, -9.81])
+        return m
+    free = fm.integrate(chain(False), dt=0.01, t_end=1.0)
+    scale = np.abs(free.kinetic).max()
+    assert np.abs(free.joint_work_done).max() < 1e-10 * scale
+    driven = fm.integrate(chain(True), dt=0.01, t_end=1.0)
+    gravity_work = driven.work - driven.joint_work_done
+    change = driven.kinetic + driven.strain - gravity_work
+    assert np.abs(driven.joint_work_done).max() > 0.1 * np.abs(driven.kinetic).max()
+    assert np.abs(driven.joint_work_done - (change - change[0])).max() < 1e-8 * np.abs(driven.kinetic).max()

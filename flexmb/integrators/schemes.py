@@ -52,6 +52,10 @@ class State:
     stretch: np.ndarray | None = None
     #: energy dissipated by damping forces since the start, J (>= 0)
     dissipated: float = 0.0
+    #: work of the joints' (and ties') forces since the start, J, a part of ``work``: the drives'
+    #: work; zero to round-off for joints that do not depend on time (a check of their discrete
+    #: gradient, which the energy balance alone cannot see)
+    joint_work: float = 0.0
 
 
 #: an empty float array: the unused arguments of compiled calls

@@ -229,7 +229,7 @@ def _restart_point(asm: Assembly, path: Path, scheme: str, dt: float, t0: float,
     state = State(float(history.t[-1]), history.u[-1].copy(), history.v[-1].copy(), history.a[-1].copy(),
                   history.reactions[-1].copy(), float(history.work[-1]), history.multipliers[-1].copy(),
                   history.constraint_force[-1].copy() if cs is not None else None, stretch=stretch,
-                  dissipated=float(history.dissipated_energy[-1]))
+                  dissipated=float(history.dissipated_energy[-1]), joint_work=float(history.joint_work_done[-1]))
     return history, state
 
 
@@ -415,6 +415,6 @@ def _step(stepper: Scheme, s: State, dt: float, settings: NewtonSettings, histor
     if cs is None:
         return State(s.t + dt, u1, v1, a1, reaction, work, stretch=stretch, dissipated=dissipated), log.iterations
     force = last["ct"].force
-    work += stepper.constraint_work(s, force, u1)
-    return (State(s.t + dt, u1, v1, a1, reaction, work, x[nf:] * lam_scale[0], force, stretch=stretch,
-                  dissipated=dissipated), log.iterations)
+    joint_work = stepper.constraint_work(s, force, u1)
+    return (State(s.t + dt, u1, v1, a1, reaction, work + joint_work, x[nf:] * lam_scale[0], force, stretch=stretch,
+                  dissipated=dissipated, joint_work=s.joint_work + joint_work), log.iterations)
