@@ -31,6 +31,9 @@ nearly rigid motion does not feel.
 """
 from __future__ import annotations
 
+import importlib.util
+from pathlib import Path
+
 import numpy as np
 
 import flexmb as fm
@@ -40,11 +43,6 @@ CASE = "pendulum-chain-dissipation"
 TITLE = "Pendulum chain: axial-force chatter vs numerical dissipation"
 SOURCE = "Crisfield & Shi 1993; Chung & Hulbert 1993; Armero & Romero 2001 (chain of examples/pendulum_chain.py)"
 
-N_LINKS = 5
-LINK = 0.5                 # m
-EA = 1e6                   # N
-MASS = 1.0                 # kg per hinge
-GRAVITY = 9.81             # m/s^2
 DT = 0.01                  # s
 T_END = 3.0                # s (the chain snaps at 2.35 s; later the motion is chaotic)
 CHATTER_FROM = 2.45        # s, after the snap's peak
@@ -53,17 +51,17 @@ RHO_ALPHA = 0.6            # rho_inf of generalized-alpha checked
 REFERENCE_DT = 0.001       # s, the converged run (full case only)
 
 
-def build() -> fm.Assembly:
-    """The chain along +x from the pinned origin (as examples/pendulum_chain.py)."""
-    model = fm.Model(dim=2)
-    x = LINK * np.arange(N_LINKS + 1.0)
-    nodes = model.add_nodes(np.c_[x, np.zeros_like(x)])
-    model.add_truss(np.c_[nodes[:-1], nodes[1:]], EA=EA, name="links")
-    for node in nodes[1:]:
-        model.add_point_mass(node, MASS)
-    model.fix(nodes[0])
-    model.set_gravity([0.0, -GRAVITY])
-    return fm.Assembly(model)
+def _example():
+    """examples/pendulum_chain.py, the chain's one definition (its build() and sizes)."""
+    path = Path(__file__).resolve().parents[1] / "examples" / "pendulum_chain.py"
+    spec = importlib.util.spec_from_file_location("pendulum_chain_example", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_CHAIN = _example()
+N_LINKS, LINK, build = _CHAIN.N_LINKS, _CHAIN.LINK, _CHAIN.build
 
 
 def chatter(h: fm.TimeHistory) -> float:
