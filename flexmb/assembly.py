@@ -121,10 +121,10 @@ class Assembly:
 
     def set_time(self, t: float) -> None:
         """Set the time (s; in statics the load factor) at which the groups whose forces depend on it
-        (user forces, :attr:`ElementGroup.time`) are evaluated next: the element kernels take no
-        time, so the schemes, statics and linearization set it before they evaluate the model."""
+        (:attr:`ElementGroup.time_dependent`: user forces) are evaluated next: the element kernels
+        take no time, so the schemes, statics and linearization set it before they evaluate the model."""
         for g in self.groups:
-            if hasattr(g, "time"):
+            if g.time_dependent:
                 g.time = float(t)
 
     @property
@@ -456,7 +456,7 @@ class Assembly:
         scale = max(float(np.linalg.norm(q[free])), float(np.linalg.norm(f[free])))
         # user forces are inside q: at equilibrium they cancel the elastic forces there, so their own
         # size is a force scale too (a model loaded by user forces alone has q -> 0)
-        applied = [i for i, g in enumerate(self.groups) if hasattr(g, "time")]
+        applied = [i for i, g in enumerate(self.groups) if g.time_dependent]
         if applied:
             q_user = np.zeros(self.n_dof)
             for i in applied:

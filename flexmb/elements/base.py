@@ -171,6 +171,10 @@ class ElementGroup(ABC):
                                     ) -> tuple[np.ndarray, np.ndarray]:
         """Mid-point force and its (non-symmetric) derivative with respect to ``u1``."""
 
+    #: whether the group's forces depend on the time (user forces): then it has an attribute ``time``
+    #: that :meth:`flexmb.assembly.Assembly.set_time` sets before the kernels are called
+    time_dependent: bool = False
+
     # ---------------------------------------- damping (velocity-dependent forces)
     #: Rayleigh damping of the group (:class:`~flexmb.elements.rayleigh.RayleighDamping`), set by
     #: :meth:`flexmb.model.Model.set_rayleigh_damping`; None: undamped

@@ -53,6 +53,8 @@ class UserForce(ElementGroup):
     name : the user force's name, for error messages.
     """
 
+    time_dependent = True
+
     def __init__(self, nodes: list[int], dim: int, force: Callable, jacobian: Callable | None, length: float,
                  name: str) -> None:
         self.n_nodes = len(nodes)
