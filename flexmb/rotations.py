@@ -9,7 +9,9 @@ The maps the Newton iterations call (:func:`exp_map`, :func:`tangent_operator`, 
 fused :func:`cayley_compose`, :func:`cayley_between`, :func:`rotated_inertia`) run compiled
 kernels (:mod:`flexmb.compiled.rotations`, imported on first use); their numpy specifications are
 the ``reference_*`` functions here, against which ``tests/test_compiled_rotations.py`` checks
-them. :func:`skew`, :func:`axial` and the quaternion functions stay numpy.
+them. :func:`skew`, :func:`axial` and the quaternion functions stay numpy, and so do the planar
+helpers :func:`sinc` and :func:`sinc_derivative` (sin x / x, which turns the change of a planar
+rotation over a step into a linear form: A(th1) - A(th0) = sinc(dth/2) dth A'(th_m)).
 
 Conventions
 -----------
@@ -30,6 +32,20 @@ from __future__ import annotations
 import numpy as np
 
 _SMALL = 1e-4        # below this angle (rad) the series expansions are used
+
+
+def sinc(x: np.ndarray) -> np.ndarray:
+    """sin(x)/x, analytic (also for complex arguments of tiny imaginary part)."""
+    small = np.abs(np.real(x)) < 1e-4
+    xs = np.where(small, 1.0, x)
+    return np.where(small, 1.0 - x**2 / 6.0 + x**4 / 120.0, np.sin(xs) / xs)
+
+
+def sinc_derivative(x: np.ndarray) -> np.ndarray:
+    """d/dx (sin(x)/x) = (cos x - sinc x) / x, with its series near x = 0."""
+    small = np.abs(x) < 1e-4
+    xs = np.where(small, 1.0, x)
+    return np.where(small, -x / 3.0 + x**3 / 30.0, (np.cos(xs) - np.sin(xs) / xs) / xs)
 
 
 def skew(v: np.ndarray) -> np.ndarray:

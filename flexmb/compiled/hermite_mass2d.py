@@ -15,7 +15,7 @@ _H = np.array([[156.0, 22.0, 54.0, -13.0], [22.0, 4.0, 13.0, -3.0],
 
 @numba.njit(cache=True)
 def _sinc_and_derivative(x: float) -> tuple[float, float]:
-    """sin(x)/x and its derivative, with series near 0 (as ``_sinc``, ``_sinc_derivative``)."""
+    """sin(x)/x and its derivative, with series near 0 (as :func:`flexmb.rotations.sinc`, :func:`~flexmb.rotations.sinc_derivative`)."""
     if abs(x) < 1e-4:
         return 1.0 - x * x / 6.0 + x**4 / 120.0, -x / 3.0 + x**3 / 30.0
     s, c = np.sin(x), np.cos(x)

@@ -38,8 +38,8 @@ from __future__ import annotations
 import numpy as np
 
 from flexmb.elements.base import ElementGroup
-from flexmb.elements.force_elements import _J, _planar, _sinc
-from flexmb.rotations import cayley, cayley_between, cayley_resolvent, exp_map, skew
+from flexmb.elements.force_elements import _J, _planar
+from flexmb.rotations import cayley, cayley_between, cayley_resolvent, exp_map, sinc, sinc_derivative, skew
 
 
 def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -307,7 +307,7 @@ class Bushing(ElementGroup):
                 dth = u1[:, first + 2] - u0[:, first + 2]
                 thm = 0.5 * (u0[:, first + 2] + u1[:, first + 2])
                 Am = _planar(thm)
-                sc, dsc = _sinc(0.5 * dth)
+                sc, dsc = sinc(0.5 * dth), sinc_derivative(0.5 * dth)
                 JAs = _mv(Am, s) @ _J.T
                 Gm[:, :, first + 2] += sign * sc[:, None] * JAs
                 G1[:, :, first + 2] += sign * a1 @ _J.T

@@ -41,7 +41,7 @@ import numpy as np
 
 from flexmb.checks import ModelError, UserFunctionError
 from flexmb.elements.base import ElementGroup
-from flexmb.rotations import cayley_between, cayley_resolvent, exp_map, skew
+from flexmb.rotations import cayley_between, cayley_resolvent, exp_map, sinc, sinc_derivative, skew
 
 #: 4-point Gauss-Legendre rule on [0, 1]: the mean of a force curve over a length interval
 _GAUSS_POINTS = 0.5 + 0.5 * np.array([-0.8611363115940526, -0.3399810435848563, 0.3399810435848563,
@@ -49,15 +49,6 @@ _GAUSS_POINTS = 0.5 + 0.5 * np.array([-0.8611363115940526, -0.3399810435848563, 
 _GAUSS_WEIGHTS = 0.5 * np.array([0.3478548451374538, 0.6521451548625461, 0.6521451548625461, 0.3478548451374538])
 #: 90 degree rotation in the plane: d A(theta) / d theta = J A(theta)
 _J = np.array([[0.0, -1.0], [1.0, 0.0]])
-
-
-def _sinc(h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """sin(h)/h and its derivative (n,), by their series below |h| = 1e-3 (no 0/0)."""
-    small = np.abs(h) < 1e-3
-    hs = np.where(small, 1.0, h)
-    s = np.where(small, 1.0 - h**2 / 6.0 + h**4 / 120.0, np.sin(hs) / hs)
-    ds = np.where(small, -h / 3.0 + h**3 / 30.0, (hs * np.cos(hs) - np.sin(hs)) / hs**2)
-    return s, ds
 
 
 def _planar(th: np.ndarray) -> np.ndarray:
@@ -310,7 +301,7 @@ class PointSpringDamper(ElementGroup):
                 thm = 0.5 * (u0[:, first + 2] + u1[:, first + 2])
                 Am_s = np.einsum("nij,nj->ni", _planar(thm), s)
                 JAm_s = Am_s @ _J.T
-                sc, dsc = _sinc(0.5 * dth)
+                sc, dsc = sinc(0.5 * dth), sinc_derivative(0.5 * dth)
                 Gm[:, :, first + 2] += sign * sc[:, None] * JAm_s
                 G1[:, :, first + 2] += sign * a1 @ _J.T
                 sides.append((first, sign, JAm_s, Am_s, sc, dsc))
@@ -410,7 +401,25 @@ class PointSpringDamper(ElementGroup):
         return {"shape": "tube", "radius": 0.005 * length}
 
 
-class CoordinateSpringDamper(ElementGroup):
+class JointSpringParameters:
+    """The parameters of a spring-damper on a joint coordinate q, per element: k, c, rest and preload
+    (the force or moment k (q - rest) + preload + c q'), and the elements' names for messages."""
+
+    def _set_spring_damper(self, k: float | np.ndarray, c: float | np.ndarray, rest: float | np.ndarray,
+                           preload: float | np.ndarray, labels: list[str] | None) -> None:
+        n, name = self.n_elements, self.name
+        self.k = self._per_element(k, n, "k", name, positive=False)
+        self.c = self._per_element(c, n, "c", name, positive=False)
+        self.rest = self._broadcast(rest, n, f"element group {name!r}: rest")
+        self.preload = self._broadcast(preload, n, f"element group {name!r}: preload")
+        self.labels = labels or [f"element {e} of group {name!r}" for e in range(n)]
+
+    @property
+    def damped(self) -> bool:
+        return bool(np.any(self.c))
+
+
+class CoordinateSpringDamper(JointSpringParameters, ElementGroup):
     """Group of spring-dampers on a joint coordinate that is linear in the element DOFs,
     ``q = b . u_e`` (relative to the reference configuration): the relative angle
     ``theta_B - theta_A`` of a planar revolute joint, the slide ``z . u_B`` of a prismatic joint
@@ -435,17 +444,8 @@ class CoordinateSpringDamper(ElementGroup):
         self.n_nodes = int(np.shape(np.atleast_2d(connectivity))[1])
         self.has_rotations = bool(has_rotations)
         super().__init__(connectivity, dim, name)
-        n = self.n_elements
-        self.b = np.asarray(b, dtype=float).reshape(n, self.ndof).copy()
-        self.k = self._per_element(k, n, "k", name, positive=False)
-        self.c = self._per_element(c, n, "c", name, positive=False)
-        self.rest = self._broadcast(rest, n, f"element group {name!r}: rest")
-        self.preload = self._broadcast(preload, n, f"element group {name!r}: preload")
-        self.labels = labels or [f"element {e} of group {name!r}" for e in range(n)]
-
-    @property
-    def damped(self) -> bool:
-        return bool(np.any(self.c))
+        self.b = np.asarray(b, dtype=float).reshape(self.n_elements, self.ndof).copy()
+        self._set_spring_damper(k, c, rest, preload, labels)
 
     def coordinate(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
         """q = b . u_e (n_el,), m or rad."""

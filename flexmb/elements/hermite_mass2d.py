@@ -59,24 +59,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from flexmb.rotations import sinc, sinc_derivative
+
 #: Hermite mass coefficients over [x_p, d_p, x_q, d_q] (multiply by rho_A l0)
 HERMITE = np.array([[156.0, 22.0, 54.0, -13.0], [22.0, 4.0, 13.0, -3.0],
                     [54.0, 13.0, 156.0, -22.0], [-13.0, -3.0, -22.0, 4.0]]) / 420.0
 _STEP = 1e-30                                     # complex step
-
-
-def _sinc(x: np.ndarray) -> np.ndarray:
-    """sin(x)/x, analytic (also for complex arguments of tiny imaginary part)."""
-    small = np.abs(np.real(x)) < 1e-4
-    xs = np.where(small, 1.0, x)
-    return np.where(small, 1.0 - x**2 / 6.0 + x**4 / 120.0, np.sin(xs) / xs)
-
-
-def _sinc_derivative(x: np.ndarray) -> np.ndarray:
-    """d/dx (sin(x)/x) = (cos x - sinc x) / x, with its series near x = 0."""
-    small = np.abs(x) < 1e-4
-    xs = np.where(small, 1.0, x)
-    return np.where(small, -x / 3.0 + x**3 / 30.0, (np.cos(xs) - np.sin(xs) / xs) / xs)
 
 
 def _normal(phi: np.ndarray) -> np.ndarray:
@@ -118,11 +106,11 @@ def reference_rotary_inertia_force(J: np.ndarray, dtheta: np.ndarray, omega0: np
 
     which tends to ``J (omega_{n+1} - omega_n) / dt`` of the additive rule for small dtheta."""
     half = 0.5 * dtheta
-    sc = _sinc(half)
+    sc = sinc(half)
     one_minus_cos = half * sc**2                          # (1 - cos dtheta) / dtheta
-    d_one_minus_cos = 0.5 * sc**2 + half * sc * _sinc_derivative(half)
-    F = 2.0 * J / dt * (one_minus_cos * (2.0 / dt + stretch0) - omega0 * _sinc(dtheta))
-    dF = 2.0 * J / dt * (d_one_minus_cos * (2.0 / dt + stretch0) - omega0 * _sinc_derivative(dtheta))
+    d_one_minus_cos = 0.5 * sc**2 + half * sc * sinc_derivative(half)
+    F = 2.0 * J / dt * (one_minus_cos * (2.0 / dt + stretch0) - omega0 * sinc(dtheta))
+    dF = 2.0 * J / dt * (d_one_minus_cos * (2.0 / dt + stretch0) - omega0 * sinc_derivative(dtheta))
     return F, dF
 
 
@@ -234,7 +222,7 @@ class HermiteMass2D:
         its derivative w.r.t. u1 (n_el, 6, 6)."""
         dphi = u1[:, [2, 5]] - u0[:, [2, 5]]                                   # (n_el, 2)
         phi_m = self.alpha0[:, None] + 0.5 * (u0[:, [2, 5]] + u1[:, [2, 5]])
-        s, ds = _sinc(0.5 * dphi), 0.5 * _sinc_derivative(0.5 * dphi)
+        s, ds = sinc(0.5 * dphi), 0.5 * sinc_derivative(0.5 * dphi)
         moment = s * self._end_moment(phi_m, g)
         F = np.zeros(u1.shape)
         F[:, [0, 1]] = F[:, [3, 4]] = 0.5 * self.mass[:, None] * g[None, :]
@@ -287,7 +275,7 @@ def reference_mid_point_inertia(kernels: HermiteMass2D, u0: np.ndarray, u1: np.n
     _, Qdot1, _ = kernels._hermite_velocities(u1, v1, stretch1)
     dP = m[:, None, None] * np.einsum("ab,ebi->eai", HERMITE, Qdot1 - Qdot0)    # (n_el, 4, 2)
     phi_m = kernels.alpha0[:, None] + 0.5 * (u0[:, [2, 5]] + u1[:, [2, 5]])
-    sc, dsc = _sinc(0.5 * dtheta), _sinc_derivative(0.5 * dtheta)
+    sc, dsc = sinc(0.5 * dtheta), sinc_derivative(0.5 * dtheta)
     b = (l0[:, None] * sc)[..., None] * _normal(phi_m)                          # (d_1 - d_0) / dtheta
     e_m = np.stack([np.cos(phi_m), np.sin(phi_m)], axis=-1)
     db = 0.5 * l0[:, None, None] * (dsc[..., None] * _normal(phi_m) - sc[..., None] * e_m)

@@ -31,18 +31,16 @@ import numpy as np
 
 from flexmb.elements.base import ElementGroup
 from flexmb.elements.beam2d import _sinc_ratio
+from flexmb.elements.bushing import _dot
+from flexmb.elements.force_elements import JointSpringParameters
 from flexmb.rotations import cayley_between, cayley_resolvent, exp_map, skew
-
-
-def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.einsum("...i,...i->...", a, b)
 
 
 def _outer(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.einsum("ni,nj->nij", a, b)
 
 
-class RevoluteSpring(ElementGroup):
+class RevoluteSpring(JointSpringParameters, ElementGroup):
     """Group of rotational spring-dampers in spatial revolute joints (see the module docstring).
 
     Parameters
@@ -59,17 +57,8 @@ class RevoluteSpring(ElementGroup):
                  labels: list[str] | None = None) -> None:
         self.n_nodes = int(np.shape(np.atleast_2d(connectivity))[1])
         super().__init__(connectivity, 3, name)
-        n = self.n_elements
-        self.frames = np.asarray(frames, dtype=float).reshape(n, 3, 3).copy()
-        self.k = self._per_element(k, n, "k", name, positive=False)
-        self.c = self._per_element(c, n, "c", name, positive=False)
-        self.rest = self._broadcast(rest, n, f"element group {name!r}: rest")
-        self.preload = self._broadcast(preload, n, f"element group {name!r}: preload")
-        self.labels = labels or [f"element {e} of group {name!r}" for e in range(n)]
-
-    @property
-    def damped(self) -> bool:
-        return bool(np.any(self.c))
+        self.frames = np.asarray(frames, dtype=float).reshape(self.n_elements, 3, 3).copy()
+        self._set_spring_damper(k, c, rest, preload, labels)
 
     def _rot_b(self) -> slice:
         return slice(3, 6) if self.n_nodes == 1 else slice(9, 12)

@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from flexmb.checks import ModelError
+from flexmb.rotations import sinc, sinc_derivative
 
 if TYPE_CHECKING:
     from flexmb.cms.floating_frame import ModalBody
@@ -79,14 +80,6 @@ class Tie:
 def default_tie_name(node: int, body: ModalBody, body_node: int) -> str:
     """The name of a tie the user did not name."""
     return f"tie of node {node} to modal body {body.name!r} node {body_node}"
-
-
-def _sinc_half(x: float) -> tuple[float, float]:
-    """s(x) = sin(x/2)/(x/2) and ds/dx, with series near 0."""
-    if abs(x) < 1e-4:
-        return 1.0 - x * x / 24.0, -x / 12.0
-    h = 0.5 * x
-    return np.sin(h) / h, 0.5 * (h * np.cos(h) - np.sin(h)) / (h * h)
 
 
 def _rotation(theta: float) -> np.ndarray:
@@ -174,7 +167,7 @@ class TieKinematics:
         K = d(G_m^T lambda)/dy1 (n_cols, n_cols) at fixed y0, lambda."""
         q0, q1, th0, th1 = y0[self.i_q], y1[self.i_q], y0[self.i_th], y1[self.i_th]
         dth, qm = th1 - th0, 0.5 * (q0 + q1)
-        s, ds = _sinc_half(dth)
+        s, ds = float(sinc(0.5 * dth)), 0.5 * float(sinc_derivative(0.5 * dth))     # s(dth), ds/d(dth)
         Am, A1 = _rotation(0.5 * (th0 + th1)), _rotation(th1)
         Abar = np.cos(0.5 * dth) * Am                                               # (A0 + A1)/2
         abar = 0.5 * (self.point(q0) + self.point(q1))
