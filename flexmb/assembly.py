@@ -116,6 +116,7 @@ class Assembly:
         self._weighed_configuration_masses = bool(self.configuration_masses) and bool(np.any(model.gravity))
         self._reference_configuration_mass: np.ndarray | None = None    # configuration_mass_data at u = 0
         self._setup_directors()
+        self._setup_modal_frames()
         self._setup_fused_groups()
         self._planar_rotations = self.dofs.first[self.dofs.has_rotations] + 2 if model.dim == 2 else None
 
@@ -335,6 +336,35 @@ class Assembly:
     def gather(self, u: np.ndarray) -> list[np.ndarray]:
         """Element DOF vectors (n_el, ne) per group from a global vector (n_dof,)."""
         return [u[ed] for ed in self._edofs]
+
+    def _setup_modal_frames(self) -> None:
+        """The groups whose kernels own the velocity rule of their nodes' spatial rotations (3D modal
+        bodies: :meth:`~flexmb.cms.floating_frame3d.FloatingFrameMass3D.mid_point_velocity`), with
+        those rotation DOFs (n_el, 3) each. Their inertia is the kernels' alone: another rotary
+        inertia at such a node (a rigid body, a beam's rho_I) would follow the rule of ordinary
+        rotating nodes, and the step's kinetic energy balance would not close."""
+        #: (group index, kernels, rotation DOFs (n_el, 3)) of the 3D modal bodies
+        self.modal_frames = []
+        for i, kernels in self.configuration_masses:
+            if not hasattr(kernels, "mid_point_velocity"):
+                continue
+            nodes = self.groups[i].connectivity[:, 0]
+            J = self.rotary_inertia[self._rotation_row[nodes]]
+            if np.any(J):
+                node = int(nodes[np.flatnonzero(np.abs(J).reshape(len(nodes), -1).max(axis=1))[0]])
+                raise ModelError(f"node {node}: it carries the frame of the 3D modal body {self.groups[i].name!r} and "
+                                 "rotary inertia (a rigid body, a point inertia or a beam's rho_I there); connect "
+                                 "that to the body through a joint at another node, or to its frame node without "
+                                 "rotary inertia")
+            self.modal_frames.append((i, kernels, self.dofs.first[nodes][:, None] + 3 + np.arange(3)))
+
+    def set_modal_frame_velocities(self, u0: np.ndarray, u1: np.ndarray, v0: np.ndarray, dt: float,
+                                   v1: np.ndarray) -> None:
+        """Overwrite the mid-point end velocities v1 (n_dof,) at the frame rotations of 3D modal bodies
+        with their own rule (:meth:`_setup_modal_frames`)."""
+        for i, kernels, rot in self.modal_frames:
+            ed = self._edofs[i]
+            v1[rot] = kernels.mid_point_velocity(u0[ed], u1[ed], v0[ed], dt)[:, 3:6]
 
     def _setup_directors(self) -> None:
         """Rotation DOFs of the nodes of cubic-mass (director) elements and their constant rotary
@@ -801,4 +831,7 @@ class Assembly:
                           x[:, 0] @ pt[:, 1] - x[:, 1] @ pt[:, 0]])
             if self.rotation_nodes.size:
                 L += np.einsum("nij,nj->i", self.spatial_inertia(u), v[self.rotation_dofs])
+            for i, k in self.configuration_masses:
+                ed = self._edofs[i]
+                L += k.energy_and_angular_momentum(u[ed], v[ed], self._element_stretch(i, stretch))[1]
         return L

@@ -611,7 +611,9 @@ class Model(ForceElements):
         number for all, or one per mode; None: undamped): the force diag(2 zeta_k omega_k) q' on the
         modal coordinates, booked as dissipated energy. ``name``: the body's name in messages and
         results (default ``modal body k``). Other nodes of
-        the body take joints and loads through :meth:`tie`. 2D so far.
+        the body take joints and loads through :meth:`tie`. In 3D the frame node's rotation is a
+        spatial rotation (rotation vector DOFs); it must not carry other rotary inertia (a rigid body
+        or a beam's rho_I there): connect those through a joint or a tie.
         Returns the body's element group (a :class:`~flexmb.cms.floating_frame.ModalBody`)."""
         from flexmb.cms.floating_frame import ModalBody
         from flexmb.cms.modal_body import ModalBodyData
@@ -730,11 +732,12 @@ class Model(ForceElements):
     def tie(self, node: int, body, body_node: int, name: str | None = None) -> Tie:
         """Tie ``node`` of this model to node ``body_node`` of the FE model of the modal body ``body``
         (the group returned by :meth:`add_modal_body`): an interface node where joints, attachments,
-        supports and loads act on the body (:mod:`flexmb.multibody.ties`, 2D). Place ``node`` at the
+        supports and loads act on the body (:mod:`flexmb.multibody.ties`, 2D and 3D). Place ``node`` at the
         body node's reference position (the frame node's position plus the body node's offset from the
         body's frame node in its FE model). A node without rotations is pinned to the body node, one
-        with rotations (a beam or rigid body there) welded to it. Default name: ``tie of node 7 to
-        modal body 'arm' node 20``; ``name`` replaces it."""
+        with rotations (a beam or rigid body there) welded to it (3D: for rotations of the node relative
+        to the body frame below 90 degrees). Default name: ``tie of node 7 to modal body 'arm' node 20``;
+        ``name`` replaces it."""
         from flexmb.cms.floating_frame import ModalBody
 
         node = self._check_node(node, "tie")
@@ -742,8 +745,6 @@ class Model(ForceElements):
             raise ModelError(f"tie of node {node}: body must be a modal body of this model (the group "
                              f"add_modal_body returned), got {type(body).__name__}")
         what = f"tie of node {node} to modal body {body.name!r}"
-        if self.dim != 2:
-            raise ModelError(f"{what}: ties to modal bodies are 2D for now (3D is a later step)")
         data = body.data
         n_body = data.component.model.n_nodes
         if isinstance(body_node, (bool, np.bool_)) or not isinstance(body_node, (int, np.integer)) \
@@ -760,7 +761,7 @@ class Model(ForceElements):
         tied = next((t for t in self.ties if t.node == node), None)
         if tied is not None:
             raise ModelError(f"{what}: node {node} is already tied ({tied.label})")
-        expected = self.coordinates[frame] + data.positions[body_node, :2]
+        expected = self.coordinates[frame] + data.positions[body_node, :self.dim]
         off = float(np.linalg.norm(self.coordinates[node] - expected))
         if off > 1e-9 * max(self.characteristic_length, data.component.model.characteristic_length):
             raise ModelError(f"{what}: node {node} is at {self.coordinates[node].tolist()}, the body node "

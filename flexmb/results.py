@@ -89,41 +89,53 @@ class GroupLayout:
 
 @dataclass
 class ModalMesh:
-    """The FE mesh of a 2D modal body (:class:`~flexmb.cms.floating_frame.ModalBody`), enough to
-    recover its deformed node positions x_i = r + A(theta) (X_i + Phi_i q) from a DOF vector
-    (r, theta the frame node's translation and rotation, q the body's modal coordinates).
+    """The FE mesh of a modal body (:class:`~flexmb.cms.floating_frame.ModalBody`, 2D or 3D), enough
+    to recover its deformed node positions x_i = r + R (X_i + Phi_i q) from a DOF vector (r the frame
+    node's position, R its rotation: A(theta) in 2D, exp(hat(psi)) of the rotation vector psi in 3D;
+    q the body's modal coordinates).
 
-    ``positions`` X_i (n_b, 2) are the body-frame reference positions of its FE nodes (m),
-    ``basis`` Phi_i (n_b, 2, n_m) the translation rows of its mode basis (m per kg^1/2 m of q),
+    ``positions`` X_i (n_b, dim) are the body-frame reference positions of its FE nodes (m),
+    ``basis`` Phi_i (n_b, dim, n_m) the translation rows of its mode basis (m per kg^1/2 m of q),
     ``lines`` (n_l, 2) and ``triangles`` (n_t, 3) the FE model's bars/beams and shells (indices
     into its nodes), ``frame_node`` the node of the main model carrying the body frame,
     ``dofs`` (n_m,) the global indices of q, ``section`` the drawn section of its lines.
+    ``frames`` (n_l, 3, 3), 3D only, are the lines' reference section frames in body axes (columns
+    e_x, e_y, e_z; those of the FE model's 3D beams, NaN for lines without a section frame such as
+    trusses), so that a drawn box section turns with the body; None in 2D and in files written
+    before they were stored (lines are then drawn with chord frames).
     """
 
     frame_node: int
     dofs: np.ndarray                            # (n_m,) int64
-    positions: np.ndarray                       # (n_b, 2), m
-    basis: np.ndarray                           # (n_b, 2, n_m)
+    positions: np.ndarray                       # (n_b, dim), m
+    basis: np.ndarray                           # (n_b, dim, n_m)
     lines: np.ndarray                           # (n_l, 2) int64
     triangles: np.ndarray                       # (n_t, 3) int64
     section: dict[str, Any]                     # as GroupLayout.section, of the first line group
+    frames: np.ndarray | None = None            # (n_l, 3, 3), 3D only
 
     @classmethod
     def from_body(cls, body: ModalBody, dofs: np.ndarray) -> "ModalMesh":
         """The mesh of the modal body ``body`` whose modal coordinates have the global indices ``dofs``."""
         data = body.data
         fe_model, fe_dofs = data.component.model, data.component.assembly.dofs
+        dim = fe_model.dim
         # one-node groups of the FE model (springs to the ground) have nothing to draw
         lines = [g for g in fe_model.groups if g.n_nodes == 2]
         triangles = [g.connectivity for g in fe_model.groups if g.n_nodes == 3]
         section = lines[0].drawn_section(fe_model.coordinates[lines[0].connectivity],
                                          fe_model.characteristic_length) if lines else {"shape": "surface"}
+        frames = None
+        if dim == 3:
+            frames = np.concatenate([g.section_frames(fe_model.coordinates[g.connectivity])
+                                     if hasattr(g, "section_frames") else np.full((g.n_elements, 3, 3), np.nan)
+                                     for g in lines]) if lines else np.zeros((0, 3, 3))
         return cls(int(body.connectivity[0, 0]), np.asarray(dofs, dtype=np.int64).copy(),
-                   np.array(data.positions[:, :2], dtype=float), np.array(data.basis[fe_dofs.translations()]),
+                   np.array(data.positions[:, :dim], dtype=float), np.array(data.basis[fe_dofs.translations()]),
                    np.concatenate([g.connectivity for g in lines], dtype=np.int64) if lines
                    else np.zeros((0, 2), np.int64),
                    np.concatenate(triangles, dtype=np.int64) if triangles else np.zeros((0, 3), np.int64),
-                   section)
+                   section, frames)
 
     @property
     def n_points(self) -> int:
@@ -314,35 +326,51 @@ class ModelLayout:
         """Number of the modal bodies' FE nodes (drawn and exported after the model's nodes)."""
         return sum(mesh.n_points for mesh in self.modal_meshes)
 
+    def _frame_motion(self, mesh: ModalMesh, u: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The frame node's DOF indices (dim + 1 or 6,), its position r (..., dim) and rotation R
+        (..., dim, dim) at DOF vectors u (..., n_dof): A(theta) in 2D, exp(hat(psi)) in 3D."""
+        node_dofs = self.first[mesh.frame_node] + np.arange(self.dofs_per_node[mesh.frame_node])
+        r = self.coordinates[mesh.frame_node] + u[..., node_dofs[:self.dim]]
+        if self.dim == 3:
+            from flexmb.rotations import exp_map
+
+            return node_dofs, r, exp_map(u[..., node_dofs[3:]])
+        c, s = np.cos(u[..., node_dofs[2]]), np.sin(u[..., node_dofs[2]])
+        return node_dofs, r, np.stack([np.stack([c, -s], -1), np.stack([s, c], -1)], -2)
+
     def modal_mesh_positions(self, u: np.ndarray) -> list[np.ndarray]:
         """Current positions of every modal body's FE nodes from DOF vectors u (..., n_dof): one
         (..., n_b, dim) array per modal body (:attr:`modal_meshes` order), m,
-        x_i = r + A(theta) (X_i + Phi_i q), as :meth:`~flexmb.cms.floating_frame.ModalBody.deformed_positions`
-        (without the stiffening's second-order field)."""
+        x_i = r + R (X_i + Phi_i q) with R = A(theta) in 2D and exp(hat(psi)) in 3D, as
+        :meth:`~flexmb.cms.floating_frame.ModalBody.deformed_positions` (without the stiffening's
+        second-order field)."""
         u = np.asarray(u, dtype=float)
         out = []
         for mesh in self.modal_meshes:
-            r = self.coordinates[mesh.frame_node] + u[..., self.translations()[mesh.frame_node]]   # (..., 2)
-            theta = u[..., self.first[mesh.frame_node] + self.dim]
-            local = mesh.positions + np.einsum("bdm,...m->...bd", mesh.basis, u[..., mesh.dofs])  # (..., n_b, 2)
-            c, s = np.cos(theta)[..., None], np.sin(theta)[..., None]
-            out.append(r[..., None, :] + np.stack([c * local[..., 0] - s * local[..., 1],
-                                                   s * local[..., 0] + c * local[..., 1]], -1))
+            _, r, R = self._frame_motion(mesh, u)                                           # (..., dim), (..., dim, dim)
+            local = mesh.positions + np.einsum("bdm,...m->...bd", mesh.basis, u[..., mesh.dofs])  # (..., n_b, dim)
+            out.append(r[..., None, :] + np.einsum("...de,...be->...bd", R, local))
         return out
 
     def modal_mesh_velocities(self, u: np.ndarray, v: np.ndarray) -> list[np.ndarray]:
-        """Velocities (n_b, dim) of every modal body's FE nodes at the DOF vector u (n_dof,) and
-        DOF velocities v (n_dof,), m/s: dx_i/dt = dr/dt + dtheta/dt e_z x A (X_i + Phi_i q) + A Phi_i dq/dt."""
+        """Velocities of every modal body's FE nodes at DOF vectors u (..., n_dof) and DOF velocities
+        v (..., n_dof): one (..., n_b, dim) array per modal body, m/s,
+        dx_i/dt = dr/dt + omega x (x_i - r) + R Phi_i dq/dt, omega = dtheta/dt e_z in 2D and in 3D
+        the spatial angular velocity held at the frame node's rotation DOFs (so that with v a mode
+        or a DOF increment, whose 3D rotations are spins composed on the left, this is the
+        derivative of the positions along it)."""
         u, v = np.asarray(u, dtype=float), np.asarray(v, dtype=float)
         out = []
         for mesh, x in zip(self.modal_meshes, self.modal_mesh_positions(u)):
-            node_dofs = self.first[mesh.frame_node] + np.arange(self.dim + 1)
-            r, theta = u[node_dofs[:2]] + self.coordinates[mesh.frame_node], u[node_dofs[2]]
-            rate = mesh.basis @ v[mesh.dofs]                                               # (n_b, 2), body axes
-            c, s = np.cos(theta), np.sin(theta)
-            arm = x - r
-            out.append(v[node_dofs[:2]] + v[node_dofs[2]] * np.c_[-arm[:, 1], arm[:, 0]]
-                       + rate @ np.array([[c, s], [-s, c]]))
+            node_dofs, r, R = self._frame_motion(mesh, u)
+            arm = x - r[..., None, :]                                                       # (..., n_b, dim)
+            rate = np.einsum("bdm,...m->...bd", mesh.basis, v[..., mesh.dofs])              # (..., n_b, dim), body axes
+            omega = v[..., node_dofs[self.dim:]]                                            # (..., 1 or 3)
+            if self.dim == 3:
+                turning = np.cross(omega[..., None, :], arm)
+            else:
+                turning = omega[..., None, :] * np.stack([-arm[..., 1], arm[..., 0]], -1)
+            out.append(v[..., None, node_dofs[:self.dim]] + turning + np.einsum("...de,...be->...bd", R, rate))
         return out
 
     def rotation_matrices(self, u: np.ndarray) -> np.ndarray:

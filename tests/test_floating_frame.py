@@ -434,8 +434,8 @@ def test_deformed_positions_follow_frame_and_modes(data_sets):
 # --------------------------------------------------------------------- input checks
 def test_bad_input_is_refused_naming_the_body(data_sets):
     data = data_sets["lumped"]
-    with pytest.raises(ModelError, match="'arm'.*3D.*later"):
-        ModalBody(dataclasses.replace(data, dim=3), 0, name="arm")
+    with pytest.raises(ModelError, match="'arm'.*2D, the model is 3D"):
+        fm.Model(dim=3).add_modal_body(data, name="arm")
     with pytest.raises(ModelError, match="'arm'.*no modes"):
         ModalBody(dataclasses.replace(data, basis=data.basis[:, :0]), 0, name="arm")
     with pytest.raises(ModelError, match="'arm'.*ModalBodyData.*dict"):

@@ -66,15 +66,9 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from flexmb.analysis.arpack import start_vector
 from flexmb.assembly import Assembly
-from flexmb.checks import (
-    _check_assembly,
-    _state_vector,
-    direction,
-    integer,
-    keywords_listed,
-    real,
-)
+from flexmb.checks import _check_assembly, _state_vector, direction, integer, keywords_listed, real
 from flexmb.model import Model, ModelError
 from flexmb.rotations import skew
 
@@ -359,7 +353,7 @@ class LinearizedSystem:
             sigma = -SHIFT * bound
             lu = spla.splu((A - sigma * B).tocsc())
             op = spla.LinearOperator(A.shape, matvec=lambda x: lu.solve(B @ x), dtype=float)
-            mu, vecs = spla.eigs(op, k=2 * n_modes + 20)                # mu = 1 / (s - sigma)
+            mu, vecs = spla.eigs(op, k=2 * n_modes + 20, v0=start_vector(op.shape[0]))   # mu = 1 / (s - sigma)
             keep = np.abs(mu) > 0                                       # mu = 0: infinite s of massless DOFs
             s, vecs = sigma + 1.0 / mu[keep], vecs[:, keep]
         finite = np.isfinite(s) & (np.abs(s) <= INFINITE * bound)
@@ -420,7 +414,7 @@ def linearize(model: Model | Assembly, u: np.ndarray | None = None, v: np.ndarra
     G, lam = _joint_terms(asm, u, v, a, t, lam, "linearize")
     r = residual(asm, u, v, a, t, lam)
     if check_equilibrium:
-        _check_equilibrium(asm, r, u, t, frame)
+        _check_equilibrium(asm, r, u, v, a, t, frame)
     M, C, K = _full_matrices(asm, u, v, a, t, lam, frame)
     select = sp.csr_matrix((np.ones(free.size), (free, np.arange(free.size))), shape=(asm.n_dof, free.size))
     if not G.shape[0]:
@@ -487,16 +481,17 @@ def _check_frame(asm: Assembly, frame: Spin) -> None:
                          "(relative equilibrium) does not exist: remove it or spin about the vertical")
 
 
-def _check_equilibrium(asm: Assembly, r: np.ndarray, u: np.ndarray, t: float, frame: Spin | None) -> None:
+def _check_equilibrium(asm: Assembly, r: np.ndarray, u: np.ndarray, v: np.ndarray, a: np.ndarray, t: float,
+                       frame: Spin | None) -> None:
     free = asm.dofs.free
     res = r[free]
     if not res.size:
         return
-    # the inertia force over all DOFs: a body turning on a prescribed hub may have none on its free DOFs
-    # (a straight modal blade), while the hub carries its centrifugal pull
+    # the inertia force over all DOFs: a body turning on a prescribed hub or a driven joint may have none
+    # on its free DOFs (a straight modal blade), while the hub or the joint carries its centrifugal pull
     scale = max(float(np.linalg.norm(asm.internal_force(u)[free])),
                 float(np.linalg.norm(asm.external_force(t, u=u)[free])),
-                float(np.linalg.norm(r - asm.internal_force(u) + asm.external_force(t, u=u))), 1e-300)
+                float(np.linalg.norm(asm.mass_times(a) + _inertia_terms(asm, u, v, a))), 1e-300)
     worst = int(np.argmax(np.abs(res)))
     if abs(res[worst]) <= EQUILIBRIUM_TOL * scale or not np.any(res):
         return

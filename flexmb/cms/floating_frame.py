@@ -1,4 +1,4 @@
-"""A modal (reduced) body on a floating frame in the multibody assembly, 2D (issue 16, items 1-3).
+"""A modal (reduced) body on a floating frame in the multibody assembly (issue 16, items 1-3); 2D here.
 
 The body is one element (:class:`ModalBody`) on one node of the main model, the *frame node*:
 its DOF vector is u_e = (u_x, u_y, theta, q_1 .. q_n), the frame node's displacement and rotation
@@ -83,7 +83,8 @@ spin-up benchmark took 1.7 ms per step with these in numpy, 0.36 ms compiled (0.
 4-element co-rotational FE model, which takes a one-call Newton solve; most of the modal body's step
 is now the generic assembly and Newton path); ``benchmarks/bench_modal_body.py``.
 
-Limits: 2D only (3D is a later step); the second-order field w2 enters the kinetic energy and the
+3D: :mod:`flexmb.cms.floating_frame3d` (the same construction in the chart of the step's Cayley
+parameters). Limits: the second-order field w2 enters the kinetic energy and the
 weight, not the recovered mesh (:meth:`ModalBody.deformed_positions` is r + A (X_i + Phi_i q)); loads
 and joints act at the frame node and at nodes tied to the body (:mod:`flexmb.multibody.ties`, whose
 tie forces stiffen it through the interface-force unit cases); the group itself has no geometric
@@ -105,6 +106,7 @@ from flexmb.checks import ModelError
 from flexmb.cms.modal_body import ModalBodyData
 from flexmb.cms.velocity_fields import BodyVelocityFields
 from flexmb.elements.base import ElementGroup
+from flexmb.rotations import exp_map
 
 _STEP = 1e-30                    # complex step (no cancellation: any tiny step is exact to round-off)
 #: the discrete-gradient correction is skipped when dx^T W dx is below this fraction of J_0 (rad^2):
@@ -444,9 +446,11 @@ class FloatingFrameMass:
 
 
 class ModalBody(ElementGroup):
-    """A modal body (2D) on the frame node ``frame_node`` of the main model: one element with the
-    DOFs (u_x, u_y, theta, q_1 .. q_n) (module docstring). Its elastic force is K_e q; all its
-    inertia and weight are configuration-dependent (:meth:`configuration_mass`)."""
+    """A modal body on the frame node ``frame_node`` of the main model: one element with the DOFs
+    (u_x, u_y, theta, q_1 .. q_n) in 2D (module docstring) and (u_x, u_y, u_z, psi_x, psi_y, psi_z,
+    q_1 .. q_n) in 3D (the frame node's rotation vector psi; :mod:`flexmb.cms.floating_frame3d`). Its
+    elastic force is K_e q; all its inertia and weight are configuration-dependent
+    (:meth:`configuration_mass`)."""
 
     n_nodes = 1
     has_rotations = True
@@ -457,27 +461,29 @@ class ModalBody(ElementGroup):
         if not isinstance(data, ModalBodyData):
             raise ModelError(f"{what}: data must be a ModalBodyData (ModalBodyData.from_model), got "
                              f"{type(data).__name__}")
-        if data.dim != 2:
-            raise ModelError(f"{what}: its data are {data.dim}D; modal bodies run in 2D for now (3D is a later step)")
         if data.n_modes == 0:
             raise ModelError(f"{what}: its data have no modes (n_modes = 0); use a rigid body instead")
         if not isinstance(stiffening, (bool, np.bool_)):
             raise ModelError(f"{what}: stiffening must be True or False, got {stiffening!r}")
         if isinstance(frame_node, (bool, np.bool_)) or not isinstance(frame_node, numbers.Integral) or frame_node < 0:
             raise ModelError(f"{what}: frame_node must be a node index (int >= 0), got {frame_node!r}")
-        m = data.mass[:2, :2]
-        if not np.allclose(m, m[0, 0] * np.eye(2), rtol=1e-10, atol=0.0) or not m[0, 0] > 0.0:
+        dim = data.dim
+        m = data.mass[:dim, :dim]
+        if not np.allclose(m, m[0, 0] * np.eye(dim), rtol=1e-10, atol=0.0) or not m[0, 0] > 0.0:
             raise ModelError(f"{what}: its translational mass must be m I with m > 0 (a translation-invariant "
                              f"FE mass), got {m.tolist()}")
         self.n_internal_dofs = data.n_modes
-        super().__init__(np.array([[int(frame_node)]]), 2, name)
+        super().__init__(np.array([[int(frame_node)]]), dim, name)
         self.data = data
         self.stiffening = bool(stiffening)
+        #: the frame node's DOFs in the element DOF vector (3 in 2D, 6 in 3D); q follows them
+        self.n_frame_dofs = data.n_rigid
         #: the body's velocity fields and their Gram matrix (computed once)
         self.velocity_fields = BodyVelocityFields(data, self.stiffening)
+        n_f = self.n_frame_dofs
         #: the element stiffness blockdiag(0, K_e) (ndof, ndof), 1/s^2 (mass-normalised modes), constant
         self._element_stiffness = np.zeros((self.ndof, self.ndof))
-        self._element_stiffness[3:, 3:] = data.modal_stiffness
+        self._element_stiffness[n_f:, n_f:] = data.modal_stiffness
         #: modal damping C = diag(2 zeta_k omega_k) (n_m,), 1/s, or None
         self.modal_damping = None if damping_ratios is None else \
             2.0 * _damping_ratios(damping_ratios, data.n_modes, what) * data.frequencies
@@ -487,14 +493,14 @@ class ModalBody(ElementGroup):
     # ----------------------------------------------------------- elastic force
     def _modal_force(self, u: np.ndarray) -> np.ndarray:
         """K_e q (n_el, n_m)."""
-        return u[:, 3:] @ self.data.modal_stiffness.T
+        return u[:, self.n_frame_dofs:] @ self.data.modal_stiffness.T
 
     def _stiffness(self, n_el: int, factor: float = 1.0) -> np.ndarray:
         """blockdiag(0, factor K_e) (n_el, ndof, ndof), a new array."""
         return np.repeat(factor * self._element_stiffness[None], n_el, axis=0)
 
     def internal_force(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
-        """(0, 0, 0, K_e q) (n_el, ndof)."""
+        """(0 on the frame DOFs, K_e q) (n_el, ndof)."""
         return u @ self._element_stiffness.T
 
     def force_and_tangent(self, X: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -502,10 +508,11 @@ class ModalBody(ElementGroup):
 
     def strain_energy(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
         """1/2 q^T K_e q (n_el,), J."""
-        return 0.5 * np.einsum("ek,ek->e", u[:, 3:], self._modal_force(u))
+        return 0.5 * np.einsum("ek,ek->e", u[:, self.n_frame_dofs:], self._modal_force(u))
 
     def mid_point_force(self, X: np.ndarray, u0: np.ndarray, u1: np.ndarray) -> np.ndarray:
-        """K_e (q0 + q1)/2: the exact discrete gradient of the quadratic strain energy."""
+        """K_e (q0 + q1)/2: the exact discrete gradient of the quadratic strain energy (the frame
+        DOFs, rotation vectors in 3D included, take no part)."""
         return (0.5 * (u0 + u1)) @ self._element_stiffness.T
 
     def mid_point_force_and_tangent(self, X: np.ndarray, u0: np.ndarray, u1: np.ndarray
@@ -530,7 +537,7 @@ class ModalBody(ElementGroup):
     def element_outputs(self, X: np.ndarray, u: np.ndarray) -> dict[str, np.ndarray]:
         """The modal coordinates ``q1..`` (kg^1/2 m) and modal forces ``Q1..`` = K_e q (N kg^-1/2), (n_el,) each."""
         Q = self._modal_force(u)
-        out = {f"q{k + 1}": u[:, 3 + k].copy() for k in range(self.data.n_modes)}
+        out = {f"q{k + 1}": u[:, self.n_frame_dofs + k].copy() for k in range(self.data.n_modes)}
         out.update({f"Q{k + 1}": Q[:, k] for k in range(self.data.n_modes)})
         return out
 
@@ -551,23 +558,24 @@ class ModalBody(ElementGroup):
         diag(2 zeta_k omega_k) (the modes are mass-normalised); it dissipates (dq . C dq) / dt >= 0 over
         the step. The modal coordinates are body-frame quantities, so the frame's rigid motion is not
         damped. With ``tangent`` also its derivative C / dt."""
-        return self._modal_damping_force((u1[:, 3:] - u0[:, 3:]) / dt, 1.0 / dt, tangent)
+        n_f = self.n_frame_dofs
+        return self._modal_damping_force((u1[:, n_f:] - u0[:, n_f:]) / dt, 1.0 / dt, tangent)
 
     def damping_force(self, X: np.ndarray, u: np.ndarray, v: np.ndarray, dv_du: float, tangent: bool
                       ) -> tuple[np.ndarray, np.ndarray | None]:
         """Modal damping C q' at the state (u, v) and its derivative dv_du C along the scheme."""
-        return self._modal_damping_force(v[:, 3:], dv_du, tangent)
+        return self._modal_damping_force(v[:, self.n_frame_dofs:], dv_du, tangent)
 
     def _modal_damping_force(self, rate: np.ndarray, factor: float, tangent: bool
                              ) -> tuple[np.ndarray, np.ndarray | None]:
         self._check_rayleigh()
-        c = self.modal_damping
+        c, n_f = self.modal_damping, self.n_frame_dofs
         force = np.zeros((rate.shape[0], self.ndof))
-        force[:, 3:] = rate * c
+        force[:, n_f:] = rate * c
         if not tangent:
             return force, None
         K = np.zeros((rate.shape[0], self.ndof, self.ndof))
-        K[:, 3 + np.arange(c.size), 3 + np.arange(c.size)] = factor * c
+        K[:, n_f + np.arange(c.size), n_f + np.arange(c.size)] = factor * c
         return force, K
 
     # ---------------------------------------------------------------- inertia
@@ -575,26 +583,38 @@ class ModalBody(ElementGroup):
         """Zeros (n_el, ndof, ndof): all the body's inertia depends on the configuration."""
         return np.zeros((self.n_elements, self.ndof, self.ndof))
 
-    def configuration_mass(self, X: np.ndarray) -> FloatingFrameMass:
-        """The body's inertia and weight kernels; X (n_el, 1, 2) the frame node's reference position."""
-        return FloatingFrameMass(self.velocity_fields, X)
+    def configuration_mass(self, X: np.ndarray):
+        """The body's inertia and weight kernels (:class:`FloatingFrameMass` in 2D,
+        :class:`~flexmb.cms.floating_frame3d.FloatingFrameMass3D` in 3D); X (n_el, 1, dim) the frame
+        node's reference position."""
+        if self.dim == 2:
+            return FloatingFrameMass(self.velocity_fields, X)
+        from flexmb.cms.floating_frame3d import FloatingFrameMass3D
+
+        return FloatingFrameMass3D(self.velocity_fields, X)
 
     # ---------------------------------------------------------- mesh recovery
     def deformed_positions(self, X: np.ndarray, u_e: np.ndarray) -> np.ndarray:
-        """Positions (n_fe_nodes, 2), m, of the body's FE nodes, r + A(theta) (X_i + Phi_i q), from the
-        frame node's reference position X (2,) and the element DOF vector u_e (ndof,). The
-        second-order displacement field of the stiffening is not added (it is known only through its
-        projections on the unit loads)."""
+        """Positions (n_fe_nodes, dim), m, of the body's FE nodes, r + A (X_i + Phi_i q), from the
+        frame node's reference position X (dim,) and the element DOF vector u_e (ndof,); A is the
+        frame's rotation (A(theta) in 2D, exp(hat(psi)) in 3D). The second-order displacement field of
+        the stiffening is not added (it is known only through its projections on the unit loads)."""
         u_e = np.asarray(u_e, dtype=float)
-        data = self.data
-        tr = data.component.assembly.dofs.translations()                               # (n_fe_nodes, 2)
-        local = data.positions[:, :2] + (data.basis @ u_e[3:])[tr]                     # (n_fe_nodes, 2)
-        c, s = np.cos(u_e[2]), np.sin(u_e[2])
-        return np.asarray(X, dtype=float) + u_e[:2] + local @ np.array([[c, s], [-s, c]])
+        data, dim, n_f = self.data, self.dim, self.n_frame_dofs
+        tr = data.component.assembly.dofs.translations()                               # (n_fe_nodes, dim)
+        local = data.positions[:, :dim] + (data.basis @ u_e[n_f:])[tr]                 # (n_fe_nodes, dim)
+        if dim == 2:
+            c, s = np.cos(u_e[2]), np.sin(u_e[2])
+            A = np.array([[c, -s], [s, c]])
+        else:
+            A = exp_map(u_e[3:6])
+        return np.asarray(X, dtype=float) + u_e[:dim] + local @ A.T
 
     def node_rotations(self, u_e: np.ndarray) -> np.ndarray:
-        """Rotations (n_fe_nodes,), rad, of the body's FE nodes: theta plus the modal rotation at the
-        nodes that have a rotation DOF, theta at the others."""
+        """Rotations (n_fe_nodes,), rad, of the body's FE nodes (2D): theta plus the modal rotation at
+        the nodes that have a rotation DOF, theta at the others."""
+        if self.dim != 2:
+            raise ModelError(f"modal body {self.name!r}: node_rotations gives planar angles, the body is 3D")
         u_e = np.asarray(u_e, dtype=float)
         dofs = self.data.component.assembly.dofs
         out = np.full(len(dofs.first), u_e[2])

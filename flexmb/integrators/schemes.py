@@ -282,6 +282,8 @@ class MidPoint(Scheme):
         if rd.size:
             rates = self._body_rates(s, dt, u1, d)
             v1[rd] = np.einsum("nij,nj->ni", rates[1], rates[2])
+            if asm.modal_frames:
+                asm.set_modal_frame_velocities(s.u, u1, s.v, dt, v1)
         return v1, (v1 - s.v) / dt, d, rates, director
 
     def kinematics(self, s: State, dt: float, u1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -340,8 +342,11 @@ class MidPoint(Scheme):
         if rd.size:
             from flexmb.compiled.rigid import mid_point_rotary_terms
 
-            # (pi_{n+1} - pi_n) / dt and its derivative w.r.t. w (reference_mid_point_rotary_terms)
+            # (pi_{n+1} - pi_n) / dt and its derivative w.r.t. w (reference_mid_point_rotary_terms), in
+            # place of M a_m there; a 3D modal body's inertia at its frame rotation stays
             inertia[rd], blocks = mid_point_rotary_terms(*rates, asm.rotary_inertia, s.v[rd], d[rd], dt)
+            if asm.modal_frames:
+                inertia[rd] += f_c[rd]
             data = data + asm.rotary_block_data(blocks)
         g = q_m - f_m + inertia
         if q_d is not None:
@@ -548,6 +553,8 @@ class Newmark(Scheme):
             # R_{n+1} (J A + Omega x J Omega) and its derivative w.r.t. a spin of R_{n+1}
             # (reference_newmark_rotary_terms)
             inertia[rd], blocks = newmark_rotary_terms(*rates, asm.rotary_inertia, dt)
+            if asm.modal_frames:
+                inertia[rd] += f_c[rd]              # a 3D modal body's inertia at its frame rotation
             data = data + asm.rotary_block_data(blocks)
         g = q1 - f1 + inertia
         q_d = None

@@ -16,13 +16,15 @@ cell type in one cell block, with
   (NaN on lines); ``group`` (group index) and ``element`` (index in its group, as in the
   quantity name ``N@group:element``).
 
-Modal bodies (:class:`~flexmb.results.ModalMesh`): after the model's nodes come the points of every
-modal body's FE mesh at their recovered positions x_i = r + A(theta) (X_i + Phi_i q), and after
-the model's elements its lines and triangles. On those points ``displacement`` is x_i minus the
-reference (frame node + X_i), ``velocity`` dx_i/dt, ``rotation`` / ``angular_velocity`` those of
-the body frame, the reactions zero; on those cells the element outputs and ``thickness`` are
-NaN (the modal coordinates are the body group's element outputs ``q1``, ``q2``, ...), ``group`` is
-the body's group and ``element`` the cell's index in the body's FE mesh (lines, then triangles).
+Modal bodies (:class:`~flexmb.results.ModalMesh`, 2D or 3D): after the model's nodes come the
+points of every modal body's FE mesh at their recovered positions x_i = r + R (X_i + Phi_i q)
+(R = A(theta) in 2D, exp(hat(psi)) in 3D), and after the model's elements its lines and triangles.
+On those points ``displacement`` is x_i minus the reference (frame node + X_i), ``velocity``
+dx_i/dt, ``rotation`` / ``angular_velocity`` those of the body frame (2D: (0, 0, theta); 3D: the
+rotation vector psi and the spatial angular velocity), the reactions zero; on those cells the
+element outputs and ``thickness`` are NaN (the modal coordinates are the body group's element
+outputs ``q1``, ``q2``, ...), ``group`` is the body's group and ``element`` the cell's index in the
+body's FE mesh (lines, then triangles).
 
 For buckling modes (kind ``"modes"``) the points are the reference state moved by 0.1 times the
 model size along the mode (:meth:`~flexmb.results.ModeShapes.shape_state`), while
@@ -335,23 +337,15 @@ def _add_modal_point_data(result: Result, layout: ModelLayout, step: int, u: np.
         moved = np.concatenate(layout.modal_mesh_velocities(about, u))      # the derivative along the mode
     else:
         moved = np.concatenate(layout.modal_mesh_positions(u)) - reference
-    theta = np.concatenate([np.full(m.n_points, m.frame_node) for m in layout.modal_meshes])
-    theta = layout.first[theta] + layout.dim                                # the frame nodes' rz
-    extra = {"displacement": _pad(moved), "rotation": _pad3z(u[theta]),
-             "reaction": np.zeros((len(theta), 3)), "reaction_moment": np.zeros((len(theta), 3))}
+    frame = np.concatenate([np.full(m.n_points, m.frame_node) for m in layout.modal_meshes])
+    extra = {"displacement": _pad(moved), "rotation": _node_vectors(layout, u)[1][frame],
+             "reaction": np.zeros((len(frame), 3)), "reaction_moment": np.zeros((len(frame), 3))}
     if "velocity" in point_data:
         v = np.asarray(result.v[step], dtype=float)
         extra["velocity"] = _pad(np.concatenate(layout.modal_mesh_velocities(u, v)))
-        extra["angular_velocity"] = _pad3z(v[theta])
+        extra["angular_velocity"] = _node_vectors(layout, v)[1][frame]
     for name, values in extra.items():
         point_data[name] = np.concatenate([point_data[name], values])
-
-
-def _pad3z(z: np.ndarray) -> np.ndarray:
-    """(n,) rotations about z as (n, 3) vectors (0, 0, z)."""
-    out = np.zeros((len(z), 3))
-    out[:, 2] = z
-    return out
 
 
 def _pad(x: np.ndarray) -> np.ndarray:

@@ -76,8 +76,9 @@ Layout, format version 2 (arrays are float64 unless stated; n = committed steps)
         thickness       (n_el,) m (shells only)
         modal_mesh      modal bodies only (:class:`~flexmb.results.ModalMesh`; older files lack it):
                         attrs frame_node, section (JSON); dofs (n_m,) int64 global indices of q,
-                        positions (n_b, 2) m, basis (n_b, 2, n_m), lines (n_l, 2) and
-                        triangles (n_t, 3) int64
+                        positions (n_b, dim) m, basis (n_b, dim, n_m), lines (n_l, 2) and
+                        triangles (n_t, 3) int64, frames (n_l, 3, 3) the lines' reference
+                        section frames (3D only; older files lack them)
     /steps
       <series>          (>= n, ...) the result's series, e.g. t, u, v, a, reactions, kinetic, ...
                         (series empty for this model, such as multipliers without joints, are left out)
@@ -530,6 +531,8 @@ def _write_layout(g: h5py.Group, layout: ModelLayout) -> None:
             _create(m, "basis", mesh.basis)
             _create(m, "lines", mesh.lines, dtype=np.int64)
             _create(m, "triangles", mesh.triangles, dtype=np.int64)
+            if mesh.frames is not None:
+                _create(m, "frames", mesh.frames)
 
 
 # ------------------------------------------------------------------------ reading
@@ -677,7 +680,7 @@ def _read_modal_mesh(h: h5py.Group, read: _Reader, base: str) -> ModalMesh:
     m, where = h["modal_mesh"], f"{base}/modal_mesh"
     return ModalMesh(int(m.attrs["frame_node"]), read(f"{where}/dofs"), read(f"{where}/positions"),
                      read(f"{where}/basis"), read(f"{where}/lines"), read(f"{where}/triangles"),
-                     json.loads(m.attrs["section"]))
+                     json.loads(m.attrs["section"]), read(f"{where}/frames") if "frames" in m else None)
 
 
 def _text(value: bytes | str) -> str:

@@ -595,11 +595,12 @@ class ConstraintSystem:
                                                   sign, lever0, frames, start_b, start_a)
         return list(zip(forces, moments))
 
-    def tie_reactions(self, lam: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
-        """Per tie the force (2,) and moment ((1,) for a weld, (0,) for a pin) that it exerts on its
-        node n, global axes (N, N m): -lambda of its rows (the body gets +lambda at its node; the
-        mid-point multipliers are the step's averages, as in :meth:`joint_reactions`)."""
-        return [(-lam[r][:2], -lam[r][2:]) for r in self.tie_rows]
+    def tie_reactions(self, lam: np.ndarray, u: np.ndarray | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per tie the force (dim,) and moment ((1,) 2D or (3,) 3D for a weld, (0,) for a pin) that it
+        exerts on its node n, global axes (N, N m), from the multipliers lam (n,) (the body gets the
+        opposite; the mid-point multipliers are the step's averages, as in :meth:`joint_reactions`).
+        The state u is needed for 3D welds (:meth:`~flexmb.multibody.ties.TieSystem.reactions`)."""
+        return self.tie_system.reactions(lam[self.n_joint_rows:], u)
 
     def reference_joint_reactions(self, u: np.ndarray, lam: np.ndarray, t: float, dofs: DofMap
                                   ) -> list[tuple[np.ndarray, np.ndarray]]:

@@ -11,7 +11,8 @@ box (width along the section y axis, height along z) or a 12-sided tube. Shells 
 mid-surface: one flat triangle per element through the current node positions (elements of a
 group share their nodes' points, so shading is smooth across them). A modal body is its FE mesh
 at the recovered positions (:meth:`~flexmb.results.ModelLayout.modal_mesh_positions`): straight
-tubes or boxes along its lines, flat triangles.
+tubes or boxes along its lines (in 3D a box keeps its reference section frame turned with the
+body frame), flat triangles.
 
 2D models are drawn in the plane z = 0: nodal rotations are about z, the section y axis is the
 in-plane normal of the element and z the out-of-plane axis.
@@ -242,7 +243,8 @@ def structure_surface(layout: ModelLayout, u: np.ndarray, n_sub: int = 8) -> Sur
     modal = [gi for gi, g in enumerate(layout.groups) if g.modal_mesh is not None]
     start = layout.n_nodes
     for gi, x_b in zip(modal, layout.modal_mesh_positions(u)):
-        parts += _modal_mesh_parts(layout.groups[gi], lift(x_b), gi, start)
+        body = layout.groups[gi]
+        parts += _modal_mesh_parts(body, lift(x_b), R[body.modal_mesh.frame_node], gi, start)
         start += len(x_b)
     if len(layout.point_masses):
         nodes = layout.point_masses[:, 0].astype(np.int64)
@@ -257,17 +259,24 @@ def structure_surface(layout: ModelLayout, u: np.ndarray, n_sub: int = 8) -> Sur
     return _merge(parts)
 
 
-def _modal_mesh_parts(group: GroupLayout, x_b: np.ndarray, gi: int, start: int) -> list[tuple]:
+def _modal_mesh_parts(group: GroupLayout, x_b: np.ndarray, R: np.ndarray, gi: int, start: int) -> list[tuple]:
     """Parts of a Surface for the FE mesh of the modal body ``group`` (number gi) at its recovered
-    node positions x_b (n_b, 3): its lines as straight swept sections (the section of its first
-    line group), its triangles flat. Their cells belong to the body's one element (element 0 of
-    group gi, so they take its colour); their points lie between the mesh's nodes, numbered from
-    ``start`` after the model's nodes as in :meth:`Surface.point_values`."""
+    node positions x_b (n_b, 3) with the frame rotation R (3, 3): its lines as straight swept
+    sections (the section of its first line group; in 3D the lines' reference section frames turned
+    by R and squared to the current chord, chord frames for lines without one), its triangles flat.
+    Their cells belong to the body's one element (element 0 of group gi, so they take its colour);
+    their points lie between the mesh's nodes, numbered from ``start`` after the model's nodes as
+    in :meth:`Surface.point_values`."""
     mesh = group.modal_mesh
     parts = []
     if len(mesh.lines):
         ends = x_b[mesh.lines]                                          # (n_l, 2, 3)
-        frames = np.broadcast_to(chord_frames(ends)[:, None], (len(ends), 2, 3, 3))
+        frames = chord_frames(ends)                                     # (n_l, 3, 3)
+        if mesh.frames is not None:
+            framed = ~np.isnan(mesh.frames).any(axis=(1, 2))
+            turned_y = mesh.frames[framed, :, 1] @ R.T                      # (n_framed, 3), R e_y
+            frames[framed] = orthonormal_frames(ends[framed, 1] - ends[framed, 0], turned_y)
+        frames = np.broadcast_to(frames[:, None], (len(ends), 2, 3, 3))
         outline = section_outline(mesh.section)
         points, blocks, elements = sweep(ends, frames, outline)
         point_el = np.repeat(np.arange(len(ends)), 2 * len(outline))
