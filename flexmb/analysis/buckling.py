@@ -26,6 +26,7 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse.linalg as spla
 
+from flexmb.analysis.arpack import start_vector
 from flexmb.analysis.diagnostics import statics_error
 from flexmb.assembly import Assembly
 from flexmb.checks import check_linear_buckling
@@ -123,7 +124,7 @@ def _positive_eigenpairs(Kt, Kg, lu, n_modes: int, dense_limit: int, kg_scale: f
         nu, vec = sla.eig(Kg.toarray(), -Kt.toarray())
     else:
         op = spla.LinearOperator((n, n), matvec=lambda x: -lu.solve(Kg @ x), dtype=float)
-        nu, vec = spla.eigs(op, k=min(max(2 * n_modes, 6), n - 2), which="LR")
+        nu, vec = spla.eigs(op, k=min(max(2 * n_modes, 6), n - 2), which="LR", v0=start_vector(n))
     # nu below 1e-6 kg_scale / |Kt| would be a load a million times beyond where the geometric
     # stiffness matters at all: round-off of a structure that does not buckle (Meijaard's "infinite")
     floor = 1e-6 * kg_scale / spla.norm(Kt)

@@ -33,6 +33,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from flexmb.analysis.arpack import start_vector
 from flexmb.assembly import Assembly
 from flexmb.checks import ModelError
 from flexmb.integrators.newton import Factorization, equilibrate, pivot_tolerance
@@ -119,7 +120,7 @@ def _sparse_null_space(B: sp.csc_matrix, keep_least: bool = False) -> np.ndarray
     scale = float(spla.norm(B, 1))
     shift = -pivot_tolerance(n) * scale
     try:
-        mu, vectors = spla.eigs(B, k=min(MAX_MODES, n - 2), sigma=shift, which="LM")
+        mu, vectors = spla.eigs(B, k=min(MAX_MODES, n - 2), sigma=shift, which="LM", v0=start_vector(n))
     except spla.ArpackNoConvergence as exc:
         mu, vectors = exc.eigenvalues, exc.eigenvectors
     if mu.size == 0:

@@ -72,6 +72,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from flexmb.analysis.arpack import start_vector
 from flexmb.assembly import Assembly
 from flexmb.checks import FlexmbWarning, _check_assembly, _state_vector, integer, keywords_listed, real
 from flexmb.model import Model, ModelError
@@ -433,7 +434,8 @@ def _lowest_eigenpairs(K, M, k: int, dense: bool, scale: float) -> tuple[np.ndar
         solver = spla.eigsh if sym else spla.eigs
         wanted = k
         while True:             # complex pairs (non-symmetric K) take places: ask for more
-            lam, V = solver(K, k=min(wanted, n - 2), M=M, sigma=shift, which="LM", OPinv=opinv)
+            lam, V = solver(K, k=min(wanted, n - 2), M=M, sigma=shift, which="LM", OPinv=opinv,
+                             v0=start_vector(n))
             found = _finite_real(lam, V, k, scale)
             if found[0].size >= k or wanted >= n - 2:
                 break

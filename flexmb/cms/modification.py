@@ -60,6 +60,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from flexmb.analysis.arpack import start_vector
 from flexmb.assembly import Assembly
 from flexmb.checks import ModelError
 from flexmb.cms.design import DesignVariable
@@ -582,7 +583,7 @@ def _lowest(K, M, n: int, sigma: float) -> tuple[np.ndarray, np.ndarray]:
     # a tiny negative shift (as natural_modes): K may be singular (free-free), K - shift M is not
     m = M.diagonal()
     shift = -1e-10 * float(np.max(np.abs(K.diagonal()[m > 0]) / m[m > 0], initial=sigma))
-    lam, V = spla.eigsh(K, k=n, M=M, sigma=shift, which="LM")
+    lam, V = spla.eigsh(K, k=n, M=M, sigma=shift, which="LM", v0=start_vector(K.shape[0]))
     order = np.argsort(lam)
     V = V[:, order]
     V /= np.sqrt(np.einsum("ik,ik->k", V, M @ V))

@@ -40,8 +40,9 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from flexmb.cms.component import Component
+from flexmb.analysis.arpack import start_vector
 from flexmb.checks import ModelError
+from flexmb.cms.component import Component
 from flexmb.integrators.newton import Factorization
 
 #: components with at most this many DOFs are solved densely (above it ARPACK's shift-invert is faster:
@@ -277,7 +278,7 @@ def _lowest_modes(K: sp.spmatrix, M: sp.spmatrix, sigma: float, wanted: int, cut
     k = min(max(wanted, 6), available - 1)
     limit = np.inf if cutoff_hz is None else (2.0 * np.pi * cutoff_hz) ** 2
     while True:
-        lam, X = spla.eigsh(K, k=k, M=M, sigma=-sigma, OPinv=operator, which="LM")
+        lam, X = spla.eigsh(K, k=k, M=M, sigma=-sigma, OPinv=operator, which="LM", v0=start_vector(n))
         order = np.argsort(lam)
         lam, X = lam[order], X[:, order]
         if lam[-1] > limit or k >= available - 1 or (cutoff_hz is None and k >= wanted):
