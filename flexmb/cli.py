@@ -6,10 +6,12 @@
     flexmb render RESULT [--out FILE] [--step K | --steps A:B:C] [--color Q] [--cmap MAP] [--every N] [--fps F] [--force]
     flexmb plot RESULT QUANTITY [...] [--x Q] [--out FILE] [--force]
     flexmb export RESULT [--vtu DIR] [--xdmf FILE] [--every N] [--force]
+    flexmb study SCRIPT.py [--workers N] [--scheduler ADDR] [--out DIR] [--resume] [--serial] [--quick]
 
 RESULT is a result file written by flexmb (``integrate(..., save_to="run.h5")``, ``save``).
+SCRIPT.py defines ``STUDY = flexmb.studies.Study(...)`` (see :mod:`flexmb.studies`).
 
-Exit status: 0 done; 1 a validation case failed; 2 bad input (a missing or unreadable file, an
+Exit status: 0 done; 1 a validation case (or a study variant) failed; 2 bad input (a missing or unreadable file, an
 option value out of range, an output that exists or is the input), reported in one line
 ``flexmb COMMAND: message`` on stderr; 3 an unexpected error (one line with its type; rerun
 with ``--traceback`` or ``FLEXMB_TRACEBACK=1`` for the traceback); 130 interrupted (Ctrl-C);
@@ -25,8 +27,9 @@ import math
 import os
 import re
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from flexmb.results import Result
@@ -277,6 +280,19 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _study(args: argparse.Namespace) -> int:
+    from flexmb.studies import load_study_script
+
+    study = load_study_script(args.script)
+    out = Path(args.out) if args.out else None
+    result = study.run(out=out, workers=args.workers, scheduler=args.scheduler, serial=args.serial,
+                       resume=args.resume, quick=args.quick)
+    written = result.write()
+    print(result.summary())
+    print(f"\nwrote {result.path} and, in {result.path.parent}: " + ", ".join(p.name for p in written))
+    return EXIT_FAILED if len(result.failures) else 0
+
+
 # ------------------------------------------------------------------ the command
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``flexmb`` (its errors raise :class:`UsageError`)."""
@@ -346,6 +362,22 @@ def build_parser() -> argparse.ArgumentParser:
                      help="XDMF file; its heavy data goes to FILE.h5 (run.xdmf -> run.xdmf.h5)")
     exp.add_argument("--every", type=_positive_int, default=1, metavar="N", help="write every N-th step")
     exp.set_defaults(func=_export)
+
+    stu = sub.add_parser("study", parents=[common],
+                         help="run a design study (parameter sweep, Monte Carlo) serially or on Dask")
+    stu.add_argument("script", metavar="SCRIPT.py", help="Python file that defines STUDY = Study(...)")
+    stu.add_argument("--workers", type=_positive_int, default=None, metavar="N",
+                     help="processes of the local Dask cluster (default: the number of cores)")
+    stu.add_argument("--scheduler", default=None, metavar="ADDR",
+                     help="address of a running Dask scheduler, e.g. tcp://10.0.0.5:8786 (default: the "
+                          "environment variable FLEXMB_SCHEDULER, else a local cluster)")
+    stu.add_argument("--out", default=None, metavar="DIR",
+                     help="folder for study.h5, summary.md, summary.csv and plots (default: study-results/NAME)")
+    stu.add_argument("--resume", action="store_true",
+                     help="continue the study in DIR: compute only the variants not yet done (and failed ones)")
+    stu.add_argument("--serial", action="store_true", help="run in this process without Dask (debugging)")
+    stu.add_argument("--quick", action="store_true", help="the study's quick_space (a few variants, for CI)")
+    stu.set_defaults(func=_study)
     return parser
 
 

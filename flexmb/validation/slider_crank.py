@@ -266,13 +266,14 @@ def rigid_rod_velocity(theta: float, omega: float, s: np.ndarray) -> tuple[np.nd
 
 
 def build(n_elements: int, omega: float, slider_mass: float = 0.0, mass: str = MASS, rho_I: float = RHO_I,
-          ea: float = EA) -> tuple[fm.Assembly, np.ndarray, np.ndarray]:
+          ea: float = EA, ei: float = EI) -> tuple[fm.Assembly, np.ndarray, np.ndarray]:
     """Assembly, initial velocities v0 (n_dof,) and the rod's node indices (n_elements + 1,);
-    ``rho_I`` and ``ea`` only to vary the model (Meijaard's 2-element simplifications)."""
+    ``rho_I``, ``ea`` and ``ei`` (N m^2) only to vary the model (Meijaard's 2-element
+    simplifications, design studies)."""
     model = fm.Model(dim=2)
     s = np.linspace(0.0, ROD, n_elements + 1)
     nodes = model.add_nodes(np.c_[CRANK + s, np.zeros_like(s)])
-    model.add_beam2d(np.c_[nodes[:-1], nodes[1:]], EA=ea, EI=EI, rho_A=RHO_A, rho_I=rho_I, mass=mass,
+    model.add_beam2d(np.c_[nodes[:-1], nodes[1:]], EA=ea, EI=ei, rho_A=RHO_A, rho_I=rho_I, mass=mass,
                      name="rod", second_order=True)
     model.prescribe(nodes[0], "ux", lambda t: CRANK * (np.cos(omega * t) - 1.0))
     model.prescribe(nodes[0], "uy", lambda t: CRANK * np.sin(omega * t))

@@ -1,0 +1,118 @@
+"""The result of a study: its table, summary and pictures, read from ``DIR/study.h5``.
+
+The table (a pandas DataFrame) has one row per variant of the space, in the space's order:
+``variant`` (its id), the parameters, the quantities (an array quantity ``f`` of length 3 as
+columns ``f[0] f[1] f[2]``), ``seconds`` (the run's time), ``worker`` (``host:pid``) and
+``error`` (empty for a variant that ran; a failed or not yet computed variant has NaN quantities).
+"""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from flexmb.studies.store import FILE_NAME, StoredStudy, read_study
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+NOT_COMPUTED = "not computed"
+#: rows of the table shown in the text summary
+SUMMARY_ROWS = 5
+
+
+class StudyResult:
+    """A study's table with its description (``load_study`` reads one back from a folder)."""
+
+    def __init__(self, stored: StoredStudy) -> None:
+        import pandas
+
+        self.name = stored.name
+        self.description = stored.description
+        self.path = stored.path
+        self.space = stored.space
+        self.parameters: list[str] = list(stored.space.names)
+        ran = [stored.records[v] for v in stored.space.ids if v in stored.records and not stored.records[v]["error"]]
+        #: quantity name -> its columns in the table (one per array entry)
+        self.columns: dict[str, list[str]] = {}
+        for record in ran:
+            for q, value in record["values"].items():
+                self.columns.setdefault(q, [q] if np.ndim(value) == 0 else [f"{q}[{i}]" for i in range(len(value))])
+        rows = []
+        for vid, params in zip(stored.space.ids, stored.space):
+            record = stored.records.get(vid)
+            row = {"variant": vid, **params}
+            values = record["values"] if record is not None else {}
+            for q, columns in self.columns.items():
+                row.update(zip(columns, np.atleast_1d(values.get(q, np.full(len(columns), np.nan)))))
+            row.update(seconds=record["seconds"] if record else np.nan, worker=record["worker"] if record else "",
+                       error=record["error"] if record else NOT_COMPUTED)
+            rows.append(row)
+        self.table: pd.DataFrame = pandas.DataFrame(rows)
+
+    @property
+    def quantity_columns(self) -> list[str]:
+        """The table's quantity columns, in order."""
+        return [c for columns in self.columns.values() for c in columns]
+
+    @property
+    def failures(self) -> pd.DataFrame:
+        """Rows of variants that failed or were not computed."""
+        return self.table[self.table["error"] != ""]
+
+    def summary(self) -> str:
+        """Markdown: the study, the first rows, min/mean/max of each quantity, the failures."""
+        t = self.table
+        ok = t[t["error"] == ""]
+        lines = [f"# Study {self.name}", ""]
+        if self.description:
+            lines += [self.description, ""]
+        counts = (f"{len(t)} variants ({self.space.kind} over {', '.join(self.parameters)}): {len(ok)} computed, "
+                  f"{len(self.failures)} failed or not computed; {ok['seconds'].sum():.1f} s of run time, "
+                  f"{ok['worker'].nunique()} worker process(es).")
+        lines += [counts, "", f"## First {min(SUMMARY_ROWS, len(t))} rows", "", _markdown(t.head(SUMMARY_ROWS)[["variant", *self.parameters, *self.quantity_columns]]), ""]
+        if len(ok):
+            stats = ok[self.quantity_columns].agg(["min", "mean", "max"]).T
+            stats.insert(0, "quantity", stats.index)
+            lines += ["## Quantities", "", _markdown(stats), ""]
+        if len(self.failures):
+            lines += ["## Failures", "", _markdown(self.failures[["variant", *self.parameters, "error"]]), ""]
+        return "\n".join(lines)
+
+    def write(self, folder: str | Path | None = None) -> list[Path]:
+        """Write ``summary.csv``, ``summary.md`` and the plots to ``folder`` (default: the study's
+        folder; elsewhere ``study.h5`` is copied too); returns the files written."""
+        from flexmb.studies import plots
+
+        folder = Path(folder) if folder is not None else self.path.parent
+        folder.mkdir(parents=True, exist_ok=True)
+        written = []
+        if folder.resolve() != self.path.parent.resolve():
+            written.append(Path(shutil.copy2(self.path, folder / FILE_NAME)))
+        self.table.to_csv(folder / "summary.csv", index=False)
+        (folder / "summary.md").write_text(self.summary() + "\n")
+        written += [folder / "summary.csv", folder / "summary.md"]
+        pictures = plots.write_plots(self, folder)
+        if pictures:
+            with open(folder / "summary.md", "a") as f:
+                f.write("\n## Plots\n\n" + "\n".join(f"![{p.stem}]({p.name})" for p in pictures) + "\n")
+        return written + pictures
+
+
+def load_study(folder: str | Path) -> StudyResult:
+    """The result of the study in ``folder`` (its ``study.h5``; a study file's path works too)."""
+    path = Path(folder)
+    return StudyResult(read_study(path if path.suffix == ".h5" else path / FILE_NAME))
+
+
+def _markdown(frame) -> str:
+    """A DataFrame as a Markdown table (numbers with 6 significant digits), without tabulate."""
+    def cell(x) -> str:
+        return f"{x:.6g}" if isinstance(x, (float, np.floating)) else str(x).replace("|", "/")
+
+    head = "| " + " | ".join(map(str, frame.columns)) + " |"
+    rule = "|" + "---|" * len(frame.columns)
+    return "\n".join([head, rule] + ["| " + " | ".join(cell(x) for x in row) + " |"
+                                     for row in frame.itertuples(index=False)])
