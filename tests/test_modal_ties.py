@@ -172,14 +172,16 @@ def _static_solve(asm: fm.Assembly) -> tuple[np.ndarray, np.ndarray]:
     matrix."""
     cs, free = asm.constraints, asm.dofs.free
     u, lam = np.zeros(asm.n_dof), np.zeros(cs.n)
-    for _ in range(20):
+    for _ in range(30):
         r, k_data, _ = asm.static_residual(u, 1.0)
         ct = cs.evaluate(u, 1.0, lam)
         R = np.r_[(r + ct.force)[free], ct.phi]
         if np.abs(R).max() < 1e-12:
             return u, lam
         x = spla.spsolve(cs.augmented(ct, asm.free_matrix(k_data), asm.dofs.free_position, 1.0, 1.0).tocsc(), -R)
-        u[free] += x[:free.size]
+        du = np.zeros(asm.n_dof)
+        du[free] = x[:free.size]
+        u = asm.update(u, du)                           # spins at 3D rotations (tests/test_modal_ties3d.py)
         lam += x[free.size:]
     raise AssertionError(f"static Newton did not converge: |R| = {np.abs(R).max():.2e}")
 

@@ -11,7 +11,7 @@ from functools import cache
 
 import numpy as np
 import pytest
-import scipy.sparse.linalg as spla
+from test_modal_ties import _static_solve
 
 import flexmb as fm
 from flexmb.cms.modal_body import ModalBodyData
@@ -217,25 +217,6 @@ def test_tie_refuses_a_node_away_from_the_body_node() -> None:
     off = model.add_node([1.0, 0.01, 0.0])
     with pytest.raises(ModelError, match="place the node at the body node's reference position"):
         model.tie(off, body, N_FE)
-
-
-def _static_solve(asm: fm.Assembly) -> tuple[np.ndarray, np.ndarray]:
-    """Newton on the end-point equilibrium with the ties' multipliers: r(u) + C^T lambda = 0 on the
-    free DOFs, phi(u) = 0, spins at the rotations (:meth:`Assembly.update`)."""
-    cs, free = asm.constraints, asm.dofs.free
-    u, lam = np.zeros(asm.n_dof), np.zeros(cs.n)
-    for _ in range(30):
-        r, k_data, _ = asm.static_residual(u, 1.0)
-        ct = cs.evaluate(u, 1.0, lam)
-        R = np.r_[(r + ct.force)[free], ct.phi]
-        if np.abs(R).max() < 1e-12:
-            return u, lam
-        x = spla.spsolve(cs.augmented(ct, asm.free_matrix(k_data), asm.dofs.free_position, 1.0, 1.0).tocsc(), -R)
-        du = np.zeros(asm.n_dof)
-        du[free] = x[:free.size]
-        u = asm.update(u, du)
-        lam += x[free.size:]
-    raise AssertionError(f"static Newton did not converge: |R| = {np.abs(R).max():.2e}")
 
 
 @pytest.mark.parametrize("weld", [False, True])

@@ -264,13 +264,7 @@ class FloatingFrameMass3D:
         out[:, 3:6] = _apply_transpose(D, out[:, 3:6])
         return out
 
-    def _correction(self, remainder: np.ndarray, dz: np.ndarray) -> np.ndarray:
-        """Gonzalez's correction remainder * W dz / (dz^T W dz) (B, n_x), zero below the floor."""
-        Wdz = self.weights * dz
-        norm = np.einsum("bi,bi->b", dz, Wdz)
-        active = norm.real > self._correction_floor
-        factor = np.where(active, remainder / np.where(active, norm, 1.0), 0.0)
-        return factor[:, None] * Wdz
+    _correction = FloatingFrameMass._correction      # Gonzalez's correction, on the chart increment
 
     def _mid_point_inertia_force(self, R0: np.ndarray, q0: np.ndarray, v0: np.ndarray, z1: np.ndarray,
                                  dt: float) -> np.ndarray:
