@@ -343,9 +343,9 @@ class MidPoint(Scheme):
             from flexmb.compiled.rigid import mid_point_rotary_terms
 
             # (pi_{n+1} - pi_n) / dt and its derivative w.r.t. w (reference_mid_point_rotary_terms), in
-            # place of M a_m there; a 3D modal body's inertia at its frame rotation stays
+            # place of M a_m there; configuration-dependent masses keep their inertia there (3D modal bodies)
             inertia[rd], blocks = mid_point_rotary_terms(*rates, asm.rotary_inertia, s.v[rd], d[rd], dt)
-            if asm.modal_frames:
+            if asm.configuration_masses:
                 inertia[rd] += f_c[rd]
             data = data + asm.rotary_block_data(blocks)
         g = q_m - f_m + inertia
@@ -553,8 +553,8 @@ class Newmark(Scheme):
             # R_{n+1} (J A + Omega x J Omega) and its derivative w.r.t. a spin of R_{n+1}
             # (reference_newmark_rotary_terms)
             inertia[rd], blocks = newmark_rotary_terms(*rates, asm.rotary_inertia, dt)
-            if asm.modal_frames:
-                inertia[rd] += f_c[rd]              # a 3D modal body's inertia at its frame rotation
+            if asm.configuration_masses:
+                inertia[rd] += f_c[rd]              # configuration-dependent masses' inertia there (3D modal bodies)
             data = data + asm.rotary_block_data(blocks)
         g = q1 - f1 + inertia
         q_d = None
