@@ -112,11 +112,12 @@ def test_midpoint_conserves_energy_of_stiff_pendulum_and_newmark_drifts(dt):
         f"Newmark energy error {err_new:.3e} is not much larger than mid-point's {err_mid:.3e}"
 
 
+@pytest.mark.parametrize("scheme", ["mid-point", "composed-mid-point"])
 @pytest.mark.parametrize("mass", ["lumped", "consistent"])
 @pytest.mark.parametrize("dt", [0.1, 2.0])
-def test_midpoint_conserves_energy_and_angular_momentum_of_free_chain(mass, dt):
+def test_midpoint_conserves_energy_and_angular_momentum_of_free_chain(mass, dt, scheme):
     asm, v0 = free_chain(mass)
-    h = fm.integrate(asm, dt, 100 * dt if dt < 1 else 40.0, v0=v0)
+    h = fm.integrate(asm, dt, 100 * dt if dt < 1 else 40.0, v0=v0, scheme=scheme)
     e, L = h.energy_error().max(), h.angular_momentum_error().max()
     assert e < 1e-9, f"{mass} mass, dt = {dt}: energy error {e:.3e} > 1e-9"
     assert L < 1e-10, f"{mass} mass, dt = {dt}: angular momentum error {L:.3e} > 1e-10"

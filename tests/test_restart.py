@@ -96,7 +96,7 @@ def relative_differences(one: fm.TimeHistory, other: fm.TimeHistory) -> dict[str
     return out
 
 
-@pytest.mark.parametrize("scheme", ["mid-point", "newmark"])
+@pytest.mark.parametrize("scheme", ["mid-point", "composed-mid-point", "newmark"])
 @pytest.mark.parametrize("case", list(CASES))
 def test_a_restart_at_half_time_equals_the_run_in_one_go(tmp_path, case, scheme):
     build, dt, t_end = CASES[case]

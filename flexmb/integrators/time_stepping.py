@@ -25,7 +25,7 @@ from flexmb.checks import FlexmbWarning, check_integrate
 from flexmb.integrators.newton import (MODIFIED_NEWTON_MIN_SIZE, NewtonFailure, NewtonSettings, SingularJacobian,
                                        newton_solve)
 from flexmb.integrators.dissipative import DISSIPATIVE_SCHEMES
-from flexmb.integrators.schemes import SCHEMES, Scheme, State
+from flexmb.integrators.schemes import SCHEMES, MidPoint, Scheme, State
 from flexmb.model import Model, ModelError
 from flexmb.multibody.initial import check_initial_state
 from flexmb.progress import Progress
@@ -66,7 +66,9 @@ def integrate(model: Model | Assembly, dt: float, t_end: float, scheme: str = "m
     Parameters
     ----------
     model : the model, or an :class:`~flexmb.assembly.Assembly` built from it (reused).
-    scheme : ``"mid-point"`` (energy conserving), ``"newmark"`` (trapezoidal baseline),
+    scheme : ``"mid-point"`` (energy conserving), ``"composed-mid-point"`` (the same composed to
+        fourth order: five mid-point sub-steps per step, see
+        :class:`~flexmb.integrators.schemes.ComposedMidPoint`), ``"newmark"`` (trapezoidal baseline),
         ``"generalized-alpha"`` (Chung & Hulbert 1993, second order, numerical dissipation),
         ``"energy-decaying"`` (the mid-point scheme with strain-based numerical dissipation:
         energy decays monotonically, momenta conserved, first order in the strain rate; trusses
@@ -223,7 +225,7 @@ def _restart_point(asm: Assembly, path: Path, scheme: str, dt: float, t0: float,
                          "out, a restart takes it from the file")
     cs = asm.constraints
     stretch = history.stretch[-1].copy() if np.size(history.stretch[-1]) else None
-    if scheme == "mid-point" and asm.director_dofs.size and stretch is None:
+    if issubclass(ALL_SCHEMES[scheme], MidPoint) and asm.director_dofs.size and stretch is None:
         raise ModelError(f"{where}: the file holds no director stretch rates for the model's cubic-mass beams "
                          "(written by an older flexmb); run again from the start")
     state = State(float(history.t[-1]), history.u[-1].copy(), history.v[-1].copy(), history.a[-1].copy(),
@@ -320,7 +322,23 @@ def _verify_cutback(stepper: Scheme, s: State, dt: float, end: State, settings: 
 
 def _step(stepper: Scheme, s: State, dt: float, settings: NewtonSettings, history: TimeHistory,
           keep_logs: bool, guess: State | None = None) -> tuple[State, int]:
-    """One step of size dt from s by Newton, started from the scheme's predictor or from ``guess``."""
+    """One step of size dt from s: the scheme's sub-steps (:attr:`Scheme.stages`) in order.
+    Returns the end state and the Newton iterations of all sub-steps. ``guess`` starts Newton
+    of a single-stage scheme; a composed step's sub-steps start from the predictor (their
+    intermediate states have nothing to compare with)."""
+    if len(stepper.stages) == 1:
+        return _sub_step(stepper, s, dt, settings, history, keep_logs, guess)
+    iterations = 0
+    for fraction in stepper.stages:
+        s, its = _sub_step(stepper, s, fraction * dt, settings, history, keep_logs)
+        iterations += its
+    return s, iterations
+
+
+def _sub_step(stepper: Scheme, s: State, dt: float, settings: NewtonSettings, history: TimeHistory,
+              keep_logs: bool, guess: State | None = None) -> tuple[State, int]:
+    """One step of size dt (negative for a composed scheme's backward sub-step) from s by
+    Newton, started from the scheme's predictor or from ``guess``."""
     asm = stepper.asm
     free, presc = asm.dofs.free, asm.dofs.prescribed
     nf = free.size

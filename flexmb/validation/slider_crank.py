@@ -182,12 +182,12 @@ def largest_passing_step(rows: list[StudyRow], key: str, tol: float = 1e-2) -> f
 
 
 def time_step_study(quantity: Callable[[str, float], tuple[float | None, dict]], steps: list[float],
-                    reference: float) -> dict:
-    """Run ``quantity(scheme, dt) -> (value or None, stats)`` for both schemes over ``steps``
-    (geometric, any order) and tabulate errors against ``reference`` and against the mid-point
-    value at the smallest step."""
+                    reference: float, schemes: tuple[str, ...] = ("mid-point", "newmark")) -> dict:
+    """Run ``quantity(scheme, dt) -> (value or None, stats)`` for each of ``schemes`` (the
+    mid-point scheme among them) over ``steps`` (geometric, any order) and tabulate errors
+    against ``reference`` and against the mid-point value at the smallest step."""
     rows: list[StudyRow] = []
-    for scheme in ("mid-point", "newmark"):
+    for scheme in schemes:
         for dt in sorted(steps, reverse=True):
             start = time.perf_counter()
             value, stats = quantity(scheme, dt)
@@ -203,7 +203,7 @@ def time_step_study(quantity: Callable[[str, float], tuple[float | None, dict]],
             r.error_vs_finest = abs(r.value - ref_dt) / abs(ref_dt)
     out = {"steps": sorted(steps, reverse=True), "reference": reference,
            "time_converged_value": ref_dt, "rows": [r.as_dict() for r in rows]}
-    for scheme in ("mid-point", "newmark"):
+    for scheme in schemes:
         mine = [r for r in rows if r.scheme == scheme]
         out[f"{scheme}: largest robust step (it and every smaller step run to the end)"] = largest_robust_step(mine)
         out[f"{scheme}: largest step within 1% of the reference"] = largest_passing_step(mine, "error_vs_reference")
@@ -522,7 +522,7 @@ def _study_panel(ax, study: dict, what: str) -> None:
     for key, table in study.items():
         if not isinstance(table, dict) or "rows" not in table:
             continue
-        for scheme, marker in (("mid-point", "o-"), ("newmark", "s--")):
+        for scheme, marker in (("mid-point", "o-"), ("composed-mid-point", "^-"), ("newmark", "s--")):
             rows = [r for r in table["rows"] if r["scheme"] == scheme and r["error_vs_reference"] is not None]
             if rows:
                 ax.loglog([r["dt"] for r in rows], [max(r["error_vs_reference"], 1e-6) for r in rows], marker,
