@@ -4,13 +4,17 @@ numba kernels.
 
     python benchmarks/bench_import.py [--repeat N]
 
-Prints the median and the spread of the wall time of ``python -c "import flexmb"`` minus that
-of ``python -c "pass"`` (interpreter start-up), and which heavy modules the import pulled in
-(numba must not be among them: the compiled kernels are imported on first use). Then, in fresh
+Prints the median and the spread of the wall time over interpreter start-up (``python -c "pass"``)
+of ``import flexmb`` (names load on first use: nearly nothing), of ``import flexmb`` with what a
+dynamics script touches (``fm.Model``, ``fm.Assembly``, ``fm.integrate``: numpy, scipy.sparse and
+the core modules) and of every public name (``from flexmb import *``), and which heavy modules
+that pulled in (numba must not be among them: the compiled kernels are imported on first use). Then, in fresh
 processes, the time of a first and a second short run of a small model (a 2-element cubic-mass
 Beam2D cantilever, 3 mid-point steps): with the compiled kernels in numba's cache (the normal
 case), and "cold", with an empty cache (``NUMBA_CACHE_DIR`` set to a new folder), as the first
-run after installing flexmb.
+run after installing flexmb. Last, where the time of a whole process goes, phase by phase (Simo's
+spin-up, 2 elements, dt = 0.05 s), including its exit. flexmb's bytecode is written first, as pip's install does
+(``bytecode.py``).
 """
 from __future__ import annotations
 
@@ -23,8 +27,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from bytecode import write_bytecode
+
 REPO = Path(__file__).resolve().parents[1]
 HEAVY = ("pyvista", "vtk", "meshio", "h5py", "matplotlib", "tqdm", "numba")   # numba: compiled kernels load lazily
+IMPORTS = {"import flexmb": "import flexmb",
+           "with Model, Assembly, integrate": "import flexmb as fm; fm.Model, fm.Assembly, fm.integrate",
+           "every public name": "from flexmb import *"}
 
 
 #: a fresh process: import flexmb, then a first and a second short run of a small model; prints the three times
@@ -50,6 +59,31 @@ run()
 print(imported - start, first - imported, time.perf_counter() - first)
 """
 
+#: a fresh process running Simo's spin-up (2 cubic-mass elements, dt = 0.05 s, 400 steps), timing
+#: each phase; prints the phases and the wall-clock time at its end (the parent measures the exit)
+PHASES = """
+import time
+marks = [time.perf_counter()]
+import numpy
+marks.append(time.perf_counter())
+import scipy.sparse, scipy.sparse.linalg
+marks.append(time.perf_counter())
+import flexmb as fm
+from flexmb.validation.spin_up import T_END, build
+from spin_up_simo import PARAMETERS
+fm.integrate
+marks.append(time.perf_counter())
+import numba
+marks.append(time.perf_counter())
+asm, _ = build(PARAMETERS, 2, "cubic")
+marks.append(time.perf_counter())
+fm.integrate(asm, 0.05, T_END, progress=False, max_cutbacks=0)
+marks.append(time.perf_counter())
+print(*(b - a for a, b in zip(marks, marks[1:])), time.time())
+"""
+PHASE_NAMES = ("numpy", "scipy.sparse(.linalg)", "flexmb's modules", "numba import",
+               "build (numba's first call, kernels loaded)", "400 steps", "exit")
+
 
 def wall(code: str, env: dict[str, str] | None = None) -> float:
     env = dict(os.environ, PYTHONPATH=str(REPO), **(env or {}))
@@ -70,6 +104,21 @@ def first_runs(repeat: int, env: dict[str, str] | None = None) -> list[tuple[flo
     return times
 
 
+def phases(repeat: int) -> list[list[float]]:
+    """Seconds of each phase of :data:`PHASES` and of the exit, in ``repeat`` fresh processes."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join((str(REPO), str(REPO / "validation"))))
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        done = subprocess.run([sys.executable, "-c", PHASES], capture_output=True, text=True, env=env)
+        ended, total = time.time(), time.perf_counter() - start
+        if done.returncode:
+            raise RuntimeError(f"the spin-up run failed:\n{done.stderr}")
+        values = [float(x) for x in done.stdout.split()]
+        times.append(values[:-1] + [ended - values[-1], total])
+    return times
+
+
 def _median_of(times: list[tuple[float, ...]]) -> str:
     imp, first, second = (statistics.median(t[k] for t in times) for k in range(3))
     return f"import {imp:.3f} s, first run {first:.3f} s, second run {second:.3f} s"
@@ -79,22 +128,28 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=7)
     args = parser.parse_args()
-    wall("import flexmb")                                   # warm the file cache
+    write_bytecode()
+    wall(IMPORTS["every public name"])                      # warm the file cache
     base = [wall("pass") for _ in range(args.repeat)]
-    full = [wall("import flexmb") for _ in range(args.repeat)]
-    extra = sorted(f - statistics.median(base) for f in full)
-    print(f"import flexmb: median {statistics.median(extra):.3f} s over interpreter start-up "
-          f"(min {extra[0]:.3f}, max {extra[-1]:.3f}; start-up {statistics.median(base):.3f} s; "
-          f"{args.repeat} runs, {os.cpu_count()} cores)")
-    probe = "import sys, flexmb; print(' '.join(m for m in %r if m in sys.modules))" % (HEAVY,)
+    for label, code in IMPORTS.items():
+        extra = sorted(wall(code) - statistics.median(base) for _ in range(args.repeat))
+        print(f"{label}: median {statistics.median(extra):.3f} s over interpreter start-up "
+              f"(min {extra[0]:.3f}, max {extra[-1]:.3f}; start-up {statistics.median(base):.3f} s; "
+              f"{args.repeat} runs, {os.cpu_count()} cores)")
+    probe = "import sys; from flexmb import *; print(' '.join(m for m in %r if m in sys.modules))" % (HEAVY,)
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
                          env=dict(os.environ, PYTHONPATH=str(REPO))).stdout.strip()
-    print(f"heavy modules imported: {out or 'none'}")
+    print(f"heavy modules imported by every public name: {out or 'none'}")
     wall(FIRST_RUN)                                         # fill numba's cache if it is empty
     print(f"small model, kernels cached (median of {args.repeat}): {_median_of(first_runs(args.repeat))}")
     with tempfile.TemporaryDirectory() as cache:
         cold = first_runs(1, {"NUMBA_CACHE_DIR": cache})
     print(f"small model, empty numba cache (first run after install): {_median_of(cold)}")
+    spin_up = phases(args.repeat)
+    print(f"where a whole spin-up process goes (median of {args.repeat}; whole process "
+          f"{statistics.median(t[-1] for t in spin_up):.3f} s, the rest is the interpreter's start):")
+    for k, name in enumerate(PHASE_NAMES):
+        print(f"  {name:44s} {statistics.median(t[k] for t in spin_up):.3f} s")
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bytecode import write_bytecode
 from flexmb.studies import Study, grid, latin_hypercube, load_study
 
 N_ELEMENTS = 8
@@ -117,6 +118,7 @@ def main() -> None:
         _spin_up_study(args.variants, args.dt).run(out=args.out, progress=False, **options)
         return
     print(f"cores {os.cpu_count()}, load average {os.getloadavg()[0]:.2f} (other processes slow the runs)")
+    write_bytecode()                                        # as an installed flexmb has it
     spin_up({"EI": EI, "rho_A": RHO_A}, dt=0.02)          # numba's kernels compiled / cached once
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
+from bytecode import write_bytecode
+
 REPO = Path(__file__).resolve().parents[1]
 CACHE_DIR = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "flexmb-benchmarks"
 
@@ -122,6 +124,7 @@ def search(meshes: Sequence[int], steps_fine_to_coarse: Sequence[float], targets
 def whole_process(code: str, repeats: int) -> dict:
     """Run ``python -c code`` ``repeats`` times from the repository root: medians of the wall
     and CPU time (user + system of the child) and the last line it printed."""
+    write_bytecode()
     walls, cpus, printed = [], [], ""
     for _ in range(repeats):
         before = resource.getrusage(resource.RUSAGE_CHILDREN)

@@ -35,6 +35,7 @@ Quantity names used by :meth:`Result.series`, the ``flexmb plot`` command and pl
 from __future__ import annotations
 
 import logging
+import sys
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -164,8 +165,8 @@ class ModelLayout:
 
     @classmethod
     def from_assembly(cls, asm: Assembly) -> "ModelLayout":
-        from flexmb.cms.floating_frame import ModalBody
-
+        # a modal body's group is a ModalBody; its module, unimported, means there is none
+        floating_frame = sys.modules.get("flexmb.cms.floating_frame")
         model = asm.model
         X = model.coordinates
         groups = []
@@ -179,7 +180,8 @@ class ModelLayout:
             # a one-node group (springs, bushings to the ground) is drawn and exported as lines of
             # zero length at its nodes: post-processing knows lines and triangles only
             conn = np.repeat(g.connectivity, 2, axis=1) if g.n_nodes == 1 else g.connectivity.copy()
-            mesh = ModalMesh.from_body(g, asm.dofs.internal_dofs(g)) if isinstance(g, ModalBody) else None
+            modal = floating_frame is not None and isinstance(g, floating_frame.ModalBody)
+            mesh = ModalMesh.from_body(g, asm.dofs.internal_dofs(g)) if modal else None
             groups.append(GroupLayout(g.name, type(g).__name__, conn, section, frames,
                                       dict(g.output_units), thickness, mesh))
         masses = np.array([(n, m) for n, m, _ in model.point_masses] + [(b.node, b.mass) for b in model.bodies],

@@ -1,10 +1,15 @@
-"""Analyses built on the assembly and the Newton driver."""
+"""Analyses built on the assembly and the Newton driver (names imported on first use,
+:mod:`flexmb.lazy_exports`)."""
+# arc_length is both a module and its function: imported here, the function is what
+# ``flexmb.analysis.arc_length`` names (imported lazily, a direct import of the module would win)
 from flexmb.analysis.arc_length import arc_length
-from flexmb.analysis.buckling import BucklingResult, linear_buckling
-from flexmb.analysis.linearized import CampbellDiagram, LinearizedSystem, LinearModes, campbell, linearize
-from flexmb.analysis.linearized import relative_equilibrium
-from flexmb.analysis.statics import StaticSolveError, load_control
-from flexmb.results import StaticPath
+from flexmb.lazy_exports import lazy_exports
 
-__all__ = ["BucklingResult", "CampbellDiagram", "LinearModes", "LinearizedSystem", "campbell", "linear_buckling",
-           "linearize", "relative_equilibrium", "StaticPath", "StaticSolveError", "arc_length", "load_control"]
+__getattr__, __dir__, _lazy_names = lazy_exports(__name__, {
+    "flexmb.analysis.buckling": ("BucklingResult", "linear_buckling"),
+    "flexmb.analysis.linearized": ("CampbellDiagram", "LinearModes", "LinearizedSystem", "campbell", "linearize",
+                                   "relative_equilibrium"),
+    "flexmb.analysis.statics": ("StaticSolveError", "load_control"),
+    "flexmb.results": ("StaticPath",),
+})
+__all__ = sorted(_lazy_names + ["arc_length"])

@@ -20,22 +20,22 @@
   assembly (:meth:`flexmb.Model.add_modal_body`): energy-consistent inertia with geometric stiffening;
 * :mod:`flexmb.cms.velocity_fields` -- :class:`BodyVelocityFields`, the modal body's velocity fields
   and their Gram matrix (its kinetic energy, computed once per body).
-"""
-from flexmb.cms.component import Component, components_from_groups
-from flexmb.cms.reduction import ReducedBasis, craig_bampton, free_interface
-from flexmb.cms.synthesis import CmsModel, CmsModes, synthesize
-from flexmb.cms.design import (DesignVariable, density_scale, point_mass, section_property, spring,
-                               stiffness_scale)
-from flexmb.cms.sensitivity import Sensitivity, eigen_sensitivity
-from flexmb.cms.modification import (InverseModification, ModifiedModes, forward_modification,
-                                     inverse_modification, reanalyse)
-from flexmb.cms.study import ModificationStudy, run_study, write_study
-from flexmb.cms.modal_body import ModalBodyData
-from flexmb.cms.floating_frame import ModalBody
 
-__all__ = ["CmsModel", "CmsModes", "Component", "DesignVariable", "InverseModification",
-           "ModalBody", "ModalBodyData", "ModificationStudy", "ModifiedModes", "ReducedBasis", "Sensitivity",
-           "components_from_groups", "craig_bampton", "density_scale", "eigen_sensitivity",
-           "forward_modification", "free_interface", "inverse_modification", "point_mass",
-           "reanalyse", "run_study", "section_property", "spring", "stiffness_scale", "synthesize",
-           "write_study"]
+The names below are imported on first use (:mod:`flexmb.lazy_exports`): a model with a modal
+body loads its floating frame, not the synthesis and modification modules.
+"""
+from flexmb.lazy_exports import lazy_exports
+
+__getattr__, __dir__, __all__ = lazy_exports(__name__, {
+    "flexmb.cms.component": ("Component", "components_from_groups"),
+    "flexmb.cms.reduction": ("ReducedBasis", "craig_bampton", "free_interface"),
+    "flexmb.cms.synthesis": ("CmsModel", "CmsModes", "synthesize"),
+    "flexmb.cms.design": ("DesignVariable", "density_scale", "point_mass", "section_property", "spring",
+                          "stiffness_scale"),
+    "flexmb.cms.sensitivity": ("Sensitivity", "eigen_sensitivity"),
+    "flexmb.cms.modification": ("InverseModification", "ModifiedModes", "forward_modification",
+                                "inverse_modification", "reanalyse"),
+    "flexmb.cms.study": ("ModificationStudy", "run_study", "write_study"),
+    "flexmb.cms.modal_body": ("ModalBodyData",),
+    "flexmb.cms.floating_frame": ("ModalBody",),
+})

@@ -1,0 +1,39 @@
+"""Package namespaces whose names are imported on first use (PEP 562).
+
+A package's ``__init__`` lists which module provides each public name; ``import flexmb`` (or
+``flexmb.analysis``, ``flexmb.cms``, ...) then imports none of them, and a script pays start-up
+only for the modules it uses: a planar dynamics run skips the eigen-, buckling, arc-length,
+reaction and component-mode modules and the scipy parts behind them.
+"""
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterable, Mapping
+
+
+def lazy_exports(package: str, providers: Mapping[str, Iterable[str]], submodules: Iterable[str] = ()
+                 ) -> tuple[Callable[[str], object], Callable[[], list[str]], list[str]]:
+    """``(__getattr__, __dir__, __all__)`` for ``package``.
+
+    ``providers`` maps a module (absolute name) to the public names it defines; ``submodules``
+    are the package's children reachable as attributes without an explicit import
+    (``fm.results.ResultFileError``).
+    """
+    module_of = {name: module for module, names in providers.items() for name in names}
+    children = frozenset(submodules)
+    namespace = importlib.import_module(package).__dict__
+
+    def __getattr__(name: str) -> object:
+        if name in module_of:
+            value = getattr(importlib.import_module(module_of[name]), name)
+        elif name in children:
+            value = importlib.import_module(f"{package}.{name}")
+        else:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        namespace[name] = value                    # later look-ups do not come here
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted(set(namespace) | set(module_of) | children)
+
+    return __getattr__, __dir__, sorted(module_of)
