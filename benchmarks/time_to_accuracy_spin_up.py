@@ -8,8 +8,8 @@ smaller dt of the ladder 0.25 ... 0.01 s (fixed steps, no cut-back: a step that 
 fails the run), and times it as a whole process: ``python -c`` importing flexmb, building the model,
 integrating to 20 s and extracting the extreme, median of 5 fresh processes (wall and CPU time).
 The main configuration is the mid-point scheme with Beam2D's cubic mass; the composed (fourth-order)
-mid-point scheme, the lumped and linear consistent masses and Newmark (trapezoidal) are extra rows. Prints a Markdown table; asserts
-nothing. Runs of the search are cached (see ``time_to_accuracy.py``).
+mid-point scheme, the lumped and linear consistent masses and Newmark (trapezoidal) are extra
+rows. Prints a Markdown table; asserts nothing. Runs of the search are cached (see ``time_to_accuracy.py``).
 
     python benchmarks/time_to_accuracy_spin_up.py [--repeats 5] [--fresh] [--main-only]
 """

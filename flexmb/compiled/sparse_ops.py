@@ -38,8 +38,9 @@ def free_norm(x: np.ndarray, free: np.ndarray) -> float:
 def residual_scale(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, v1: np.ndarray, free: np.ndarray,
                    momentum_norm0: float, dt: float, term1: np.ndarray, term2: np.ndarray, term3: np.ndarray) -> float:
     """Force scale of a step's residual without spatial rotations (``Scheme._scale``): the largest
-    of max(momentum_norm0, |(M v1)_free|) / |dt| (a composed scheme's sub-steps may run backwards) and the free norms of the three terms, taken in
-    that order as Python's ``max`` takes them (the first of equal or incomparable values stays)."""
+    of max(momentum_norm0, |(M v1)_free|) / |dt| (a composed scheme's sub-steps may run backwards)
+    and the free norms of the three terms, taken in that order as Python's ``max`` takes them (the
+    first of equal or incomparable values stays)."""
     largest = max(momentum_norm0, free_norm(csr_matvec(indptr, indices, data, v1), free)) / abs(dt)
     for norm in (free_norm(term1, free), free_norm(term2, free), free_norm(term3, free)):
         if norm > largest:
