@@ -1,9 +1,10 @@
 """flexmb: flexible multibody dynamics with co-rotational finite elements.
 
-Public API. ``import flexmb`` imports no other module of flexmb (nor numpy): each name below is imported from its module
-when it is first used (PEP 562), so a script pays start-up only for the parts it uses (a planar
-dynamics script skips the eigen-, buckling, arc-length and reaction modules). matplotlib, meshio,
-pyvista, h5py and numba are imported only inside the functions that need them.
+Public API. ``import flexmb`` imports no other module of flexmb (nor numpy): each name below is
+imported from its module when it is first used (PEP 562, :mod:`flexmb.lazy_exports`), so a script
+pays start-up only for the parts it uses (a planar dynamics script skips the eigen-, buckling,
+arc-length and reaction modules). matplotlib, meshio, pyvista, h5py and numba are imported only
+inside the functions that need them.
 """
 from __future__ import annotations
 
