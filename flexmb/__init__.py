@@ -36,8 +36,5 @@ _PROVIDERS: dict[str, tuple[str, ...]] = {
     "flexmb.multibody.taylor_reactions": ("SingularReactionMatrix", "TaylorSystem", "integrate_taylor"),
     "flexmb.results": ("ModeShapes", "ModelLayout", "Result", "ResultFileError", "load_result"),
 }
-#: subpackages and modules reachable as attributes (``fm.results.ResultFileError``) without an import
-_SUBMODULES = ("analysis", "assembly", "checks", "cms", "dofs", "elements", "integrators", "io", "model",
-               "multibody", "results", "rotations", "sensors", "studies", "validation", "viz")
 
-__getattr__, __dir__, __all__ = lazy_exports(__name__, _PROVIDERS, _SUBMODULES)
+__getattr__, __dir__, __all__ = lazy_exports(__name__, _PROVIDERS)

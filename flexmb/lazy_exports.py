@@ -8,25 +8,25 @@ reaction and component-mode modules and the scipy parts behind them.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from collections.abc import Callable, Iterable, Mapping
 
 
-def lazy_exports(package: str, providers: Mapping[str, Iterable[str]], submodules: Iterable[str] = ()
+def lazy_exports(package: str, providers: Mapping[str, Iterable[str]]
                  ) -> tuple[Callable[[str], object], Callable[[], list[str]], list[str]]:
     """``(__getattr__, __dir__, __all__)`` for ``package``.
 
-    ``providers`` maps a module (absolute name) to the public names it defines; ``submodules``
-    are the package's children reachable as attributes without an explicit import
-    (``fm.results.ResultFileError``).
+    ``providers`` maps a module (absolute name) to the public names it defines. Any other name
+    that is a child module of the package is imported as the attribute (``fm.results`` without
+    ``import flexmb.results``), as when the package imported its modules eagerly.
     """
     module_of = {name: module for module, names in providers.items() for name in names}
-    children = frozenset(submodules)
     namespace = importlib.import_module(package).__dict__
 
     def __getattr__(name: str) -> object:
         if name in module_of:
             value = getattr(importlib.import_module(module_of[name]), name)
-        elif name in children:
+        elif not name.startswith("__") and importlib.util.find_spec(f"{package}.{name}") is not None:
             value = importlib.import_module(f"{package}.{name}")
         else:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
@@ -34,6 +34,6 @@ def lazy_exports(package: str, providers: Mapping[str, Iterable[str]], submodule
         return value
 
     def __dir__() -> list[str]:
-        return sorted(set(namespace) | set(module_of) | children)
+        return sorted(set(namespace) | set(module_of))
 
     return __getattr__, __dir__, sorted(module_of)
