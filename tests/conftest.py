@@ -56,3 +56,32 @@ def _assert_tangent_matches_fd(K: np.ndarray, force: Callable[[np.ndarray], np.n
 @pytest.fixture
 def assert_tangent_matches_fd() -> Callable[..., None]:
     return _assert_tangent_matches_fd
+
+
+def _numbers_or_words(text: str) -> list[list[float | str]]:
+    """Every line of ``text`` as its whitespace-separated tokens, numbers parsed as floats."""
+    def token(word: str) -> float | str:
+        try:
+            return float(word)
+        except ValueError:
+            return word
+    return [[token(w) for w in line.split()] for line in text.splitlines()]
+
+
+def _assert_same_text_up_to_round_off(stored: str, made: str, label: str, rtol: float = 1e-12) -> None:
+    """Assert two texts hold the same words and the same numbers to ``rtol`` times the largest
+    number in them: generated files are compared as numbers, never as bytes, because the last digit
+    of computed floats differs between BLAS and LAPACK builds."""
+    a, b = _numbers_or_words(stored), _numbers_or_words(made)
+    assert len(a) == len(b), f"{label}: {len(a)} lines stored, {len(b)} made"
+    scale = max((abs(t) for line in a for t in line if isinstance(t, float)), default=1.0)
+    for k, (x, y) in enumerate(zip(a, b)):
+        assert len(x) == len(y), f"{label}, line {k + 1}: {len(x)} tokens stored, {len(y)} made"
+        for s, m in zip(x, y):
+            same = (abs(s - m) <= rtol * scale if isinstance(s, float) and isinstance(m, float) else s == m)
+            assert same, f"{label}, line {k + 1}: stored {s!r}, made {m!r} (tolerance {rtol * scale:.1e})"
+
+
+@pytest.fixture
+def assert_same_text_up_to_round_off() -> Callable[..., None]:
+    return _assert_same_text_up_to_round_off

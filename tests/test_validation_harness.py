@@ -5,6 +5,7 @@ import json
 import math
 import os
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -96,24 +97,20 @@ def test_failing_and_crashing_cases_give_nonzero_exit(tmp_path: Path, capsys: py
     assert "no-such-case" in capsys.readouterr().err
 
 
-def _quick_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[Path, str]:
-    """Folder and printed table of the quick validation: the report `.ci/run` wrote just before the
-    tests (named by FLEXMB_QUICK_REPORT, so that CI does not run the same validation twice), else
-    a fresh run into tmp_path."""
-    given = os.environ.get("FLEXMB_QUICK_REPORT")
-    if given:
-        folder = Path(given)
-        assert (folder / "index.md").is_file(), f"FLEXMB_QUICK_REPORT={given} holds no quick validation report"
-        return folder, (folder / "index.md").read_text()
-    code = main(["validate", "--quick", "--cases-dir", str(CASES_DIR), "--report", str(tmp_path)])
-    table = capsys.readouterr().out
-    assert code == 0, f"validation failed:\n{table}"
-    return tmp_path, table
+def _quick_report(tmp_path: Path) -> tuple[Path, str]:
+    """Folder and printed table of the quick validation, run as the README's main command with
+    ``--quick``: the installed ``flexmb`` script, in the repository root, in its own process (the
+    validation runs once in CI: here)."""
+    script = Path(sys.executable).with_name("flexmb")
+    assert script.is_file(), f"the console script {script} is missing: is flexmb installed (pip install -e .)?"
+    done = subprocess.run([str(script), "validate", "--quick", "--report", str(tmp_path)], cwd=REPO,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, f"validation failed:\n{done.stdout}\n{done.stderr}"
+    return tmp_path, done.stdout
 
 
-def test_quick_validation_passes_and_writes_json_png_and_report(tmp_path: Path,
-                                                                capsys: pytest.CaptureFixture[str]) -> None:
-    tmp_path, table = _quick_report(tmp_path, capsys)
+def test_quick_validation_passes_and_writes_json_png_and_report(tmp_path: Path) -> None:
+    tmp_path, table = _quick_report(tmp_path)
     for name in EXPECTED_CASES:
         data = json.loads((tmp_path / f"{name}.json").read_text())
         assert data["case"] == name

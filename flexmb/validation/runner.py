@@ -26,7 +26,7 @@ from flexmb.validation.registry import discover_cases, load_module
 from flexmb.validation.report import CaseReport, Check
 
 _COLUMNS = ("case", "quantity", "flexmb", "reference", "source", "rel. error", "pass")
-_WIDTHS = (24, 50, 11, 12, 36, 10, 4)
+_WIDTHS = (28, 50, 11, 12, 36, 10, 4)
 #: modules the worker processes' fork server imports once, so that each worker starts ready
 _WORKER_PRELOAD = ["numpy", "scipy.sparse", "scipy.linalg", "matplotlib", "flexmb", "flexmb.validation"]
 
@@ -41,7 +41,10 @@ def _fmt(x: float | None) -> str:
 
 
 def _row(cells: Sequence[str]) -> str:
-    return "  ".join((c if len(c) <= w else c[:w - 1] + "~").ljust(w) for c, w in zip(cells, _WIDTHS))
+    """The cells padded to their column widths; long cells are cut with "~", except the case name,
+    which is never cut (it is what a reader searches the table for) and widens its row instead."""
+    return "  ".join((c if len(c) <= w or k == 0 else c[:w - 1] + "~").ljust(w)
+                     for k, (c, w) in enumerate(zip(cells, _WIDTHS)))
 
 
 def table_row(case: str, check: Check) -> str:
