@@ -25,19 +25,22 @@ the load, prescribed DOF or joint and the time or load factor.
 """
 from __future__ import annotations
 
+import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Callable, Sequence, Union
 
 import numpy as np
 
-from flexmb.checks import (CheckedFunction, ModelError, evaluate_scalar, evaluate_vector,
-                           float_array, is_real, keywords_listed, node_index, one_argument_function, real,
-                           real_array)
+from flexmb.checks import (CheckedFunction, FlexmbWarning, ModelError, evaluate_scalar, evaluate_vector,
+                           float_array, is_real, item_name, keywords_listed, node_index, one_argument_function,
+                           real, real_array)
 from flexmb.elements.base import ElementGroup
 from flexmb.elements.beam2d import Beam2D
 from flexmb.elements.beam3d import Beam3D
 from flexmb.elements.shell3 import Shell3
 from flexmb.elements.truss import Truss
+from flexmb.io.shell_mesh import orientation
 from flexmb.model_forces import ForceElements
 from flexmb.multibody.joints import JOINT_KINDS, Drive, Joint, RigidBody, joint_frame
 from flexmb.multibody.ties import Tie, default_tie_name
@@ -271,6 +274,9 @@ class Model(ForceElements):
             raise ModelError(f"element group {group.name!r} is already in the model (added twice)")
         if group.dim != self.dim:
             raise ModelError(f"element group {group.name!r} is {group.dim}D, the model is {self.dim}D")
+        if group.n_elements == 0:                # the kernels take empty batches; a model's group is a mistake
+            raise ModelError(f"element group {group.name!r}: connectivity is empty; a group needs at least one "
+                             f"element, a row of {group.n_nodes} node indices")
         conn = group.connectivity
         bad = np.flatnonzero(np.any((conn < 0) | (conn >= self.n_nodes), axis=1))
         if bad.size:
@@ -412,7 +418,12 @@ class Model(ForceElements):
             self.clamped.add(node)
             self.revision += 1
             return
-        for dof in ([dofs] if isinstance(dofs, str) else dofs):
+        names = [dofs] if isinstance(dofs, str) else list(dofs) if isinstance(dofs, Iterable) else None
+        if names is None or not all(isinstance(d, str) for d in names):
+            raise ModelError(f"fix node {node}: dofs must be \"all\", a DOF name or a list of names such as "
+                             f"[\"ux\", \"uy\"] (a {self.dim}D node has {', '.join(self.dof_names(True))}), got "
+                             f"{dofs!r}")
+        for dof in names:
             self.prescribe(node, dof, 0.0)
 
     @keywords_listed
@@ -422,8 +433,12 @@ class Model(ForceElements):
         translational only (3D rotations can only be fixed)."""
         node = self._check_node(node, "prescribe")
         dof = self._check_dof(dof, f"prescribe node {node}")
-        self.prescribed[(node, dof)] = NodalValue(node, dof, self._value(value, f"prescribe: node {node} {dof}"),
-                                                  "prescribed")
+        value = self._value(value, f"prescribe: node {node} {dof}")
+        if self.dim == 3 and dof in ROTATION_NAMES[3] and (callable(value) or value != 0.0):
+            # a 3D node's rotation vector is updated by composing spins, not set by value
+            raise ModelError(f"prescribe: node {node} {dof}: a spatial rotation can only be fixed (value 0), got "
+                             f"{value!r}; turn a node through a driven revolute joint (add_joint(..., drive=f))")
+        self.prescribed[(node, dof)] = NodalValue(node, dof, value, "prescribed")
         self.revision += 1
 
     # ------------------------------------------------------- masses and loads
@@ -476,6 +491,12 @@ class Model(ForceElements):
         load API (:meth:`add_load`). ``p``: a number, one value per selected element, or a
         function of time t (of the load factor in statics), as other loads. ``elements``: the
         loaded elements of the group (default all).
+
+        The loaded triangles must be oriented consistently (neighbours run their shared edge in
+        opposite directions, so that their normals point to the same side): otherwise their
+        pressures would push opposite ways and largely cancel. ModelError names the first pair
+        that is not; :func:`flexmb.io.shell_mesh.orient` renumbers a mesh consistently. Edges of
+        more than two loaded triangles (a stiffener on a skin) cannot be checked: FlexmbWarning.
         """
         shell = self._shell_group(group, "add_pressure")
         what = f"pressure on group {shell.name!r}"
@@ -484,6 +505,23 @@ class Model(ForceElements):
         else:
             chosen = _indices(elements, shell.n_elements, f"{what}: elements", "element")
         conn = shell.connectivity[chosen]                                # (n_sel, 3)
+        check = orientation(conn)
+        unchecked = ""
+        if len(check.non_manifold):
+            i, j = check.non_manifold[0]
+            unchecked = (f"{len(check.non_manifold)} edge(s) are shared by more than two loaded triangles (first: "
+                         f"nodes {i}, {j}), across which the orientation is not checked")
+        if not check.consistent:
+            e1, e2 = chosen[check.conflicts[0]]
+            i, j = check.conflict_edges[0]
+            raise ModelError(f"{what}: elements {e1} and {e2} are oriented oppositely (both run their shared edge "
+                             f"from node {i} to node {j}), so their normals E3 point to opposite sides and the "
+                             f"pressure would push them opposite ways ({len(check.conflicts)} such pair(s) of "
+                             "neighbours); number the nodes of every triangle counter-clockwise about the same "
+                             "side, e.g. with flexmb.io.shell_mesh.orient(triangles) before add_shell"
+                             + (f"; also {unchecked}" if unchecked else ""))
+        if unchecked:
+            warnings.warn(f"{what}: {unchecked}", FlexmbWarning, stacklevel=3)
         X = self.coordinates[conn]                                       # (n_sel, 3, 3)
         area_normal = 0.5 * np.cross(X[:, 1] - X[:, 0], X[:, 2] - X[:, 0])   # A E3, (n_sel, 3)
         if callable(p):
@@ -581,7 +619,7 @@ class Model(ForceElements):
 
         The inertia must be one a body can have: symmetric, principal moments non-negative and
         each at most the sum of the other two (J1 <= J2 + J3, the triangle inequality)."""
-        name = name or f"body {len(self.bodies)}"
+        name = item_name(name, f"body {len(self.bodies)}", "add_rigid_body")
         what = f"rigid body {name!r}"
         position = real_array(position, f"{what}: position (m)", (self.dim,))
         if not (is_real(mass) and 0.0 < float(mass) < np.inf):
@@ -663,7 +701,7 @@ class Model(ForceElements):
         (``history.joint_reaction(name)``) and initial conditions (default ``"kind k"``).
         Returns the :class:`~flexmb.multibody.joints.Joint`.
         """
-        name = name or f"{kind} {len(self.joints)}"
+        name = item_name(name, f"{kind} {len(self.joints)}", "add_joint")
         what = f"joint {name!r}"
         if kind not in JOINT_KINDS + ("attach",):
             raise ModelError(f"{what}: unknown kind {kind!r}; choose one of {', '.join(JOINT_KINDS)}")

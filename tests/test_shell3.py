@@ -256,6 +256,31 @@ def test_rigid_motion_by_several_turns_gives_no_force_and_no_energy(stiffness, r
 
 
 @pytest.mark.parametrize("stiffness", STIFFNESS)
+def test_small_deformation_far_from_the_origin_gives_the_linear_force(stiffness, rng):
+    """Elements 1e4 m from the origin, deformed by 1e-9 of their size: the static and mid-point
+    forces are the linear triangle's K u to the deformation's own round-off. Strains formed from
+    absolute positions X + u carry eps |X| = 2e-12 m, 1e-3 of this deformation; at rest and under
+    a rigid translation the force is exactly zero."""
+    shift = np.full(3, 1e4)
+    X = _reference(rng, N_EL) + shift
+    at_origin = X - shift                                              # the same triangles, exactly
+    el = _group(rng, at_origin, stiffness)
+    K_lin = _global_linear_stiffness(el, at_origin)
+    size = np.linalg.norm(X[:, 1] - X[:, 0], axis=1)[:, None]
+    u0, u1 = (1e-9 * rng.uniform(-1.0, 1.0, (2, N_EL, 18))
+              * np.where(np.arange(18) % 6 < 3, size, 1.0)[None])     # metres and rad
+    for name, q, u in (("static", el.internal_force(X, u0), u0),
+                       ("mid-point", el.mid_point_force(X, u0, u1), 0.5 * (u0 + u1))):
+        q_lin = np.einsum("eij,ej->ei", K_lin, u)
+        i, err = _worst(np.linalg.norm(q - q_lin, axis=1) / np.linalg.norm(q_lin, axis=1))
+        assert err < 1e-6, f"{stiffness}: {name} force 1e4 m from the origin misses K u by {err:.2e} (element {i})"
+    translated = np.tile(np.r_[rng.uniform(-1e4, 1e4, 3), 0.0, 0.0, 0.0], 3)[None].repeat(N_EL, axis=0)
+    for u in (np.zeros((N_EL, 18)), translated):
+        assert not np.any(el.internal_force(X, u)), f"{stiffness}: force at rest or under a rigid translation"
+        assert not np.any(el.strain_energy(X, u)), f"{stiffness}: energy at rest or under a rigid translation"
+
+
+@pytest.mark.parametrize("stiffness", STIFFNESS)
 def test_energy_forces_and_tangent_follow_a_superposed_rigid_motion(stiffness, rng):
     X = _reference(rng, N_EL)
     el = _group(rng, X, stiffness)

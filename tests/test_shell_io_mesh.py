@@ -154,3 +154,96 @@ def test_bad_input_is_named():
         shell_mesh.nodes_at(X, x=3.0)
     with pytest.raises(ValueError, match="boolean array"):
         shell_mesh.node_set(X, lambda P: P[:, 0])
+
+
+# ------------------------------------------------------------------ orientation
+def _reversed(T, elements):
+    """T with the given triangles reversed (second and third nodes swapped)."""
+    out = T.copy()
+    out[elements] = T[elements][:, [0, 2, 1]]
+    return out
+
+
+def _neighbours(T, e):
+    """Elements sharing an edge (two nodes) with element e, ascending."""
+    shared = (T[:, :, None] == T[e][None, None, :]).any(axis=2).sum(axis=1)
+    return np.flatnonzero(shared == 2)
+
+
+@pytest.mark.parametrize("mesh", ["rectangle", "cylinder", "closed cylinder", "cap"])
+def test_generated_meshes_are_consistently_oriented(mesh):
+    X, T = {"rectangle": lambda: shell_mesh.rectangle(2.0, 1.0, 4, 3, "cross"),
+            "cylinder": lambda: shell_mesh.cylinder(1.0, 2.0, 1.0, 5, 3, "union-jack"),
+            "closed cylinder": lambda: shell_mesh.cylinder(1.0, 2.0, 2 * np.pi, 6, 3, "left"),
+            "cap": lambda: shell_mesh.spherical_cap(1.0, 1.0, 3, 7)}[mesh]()
+    check = shell_mesh.orientation(T)
+    assert check.consistent and check.conflicts.shape == (0, 2) and check.non_manifold.shape == (0, 2)
+
+
+def test_orientation_names_each_pair_that_runs_its_edge_the_same_way():
+    _, T = shell_mesh.rectangle(3.0, 2.0, 3, 2, "union-jack")
+    flipped = 8                                                         # three neighbours
+    check = shell_mesh.orientation(_reversed(T, [flipped]))
+    around = _neighbours(T, flipped)
+    assert len(around) == 3
+    expected = np.sort(np.column_stack([np.full(len(around), flipped), around]), axis=1)
+    np.testing.assert_array_equal(check.conflicts, expected[np.lexsort((expected[:, 1], expected[:, 0]))])
+    for (e1, e2), (i, j) in zip(check.conflicts, check.conflict_edges):
+        shared = set(T[e1]) & set(T[e2])
+        assert {int(i), int(j)} == shared, f"edge {i}-{j} is not the one elements {e1} and {e2} share"
+        a, b, c = _reversed(T, [flipped])[e1]
+        runs = {(int(a), int(b)), (int(b), int(c)), (int(c), int(a))}
+        assert (i, j) in runs, f"edge {i}-{j} is not run that way by element {e1}"
+
+
+def test_orient_repairs_randomly_flipped_patches_each_from_its_first_triangle(rng):
+    """A plate and, numbered after it, a separate closed cylinder: every patch comes back as the
+    generator made it, or wholly reversed, as its lowest-index triangle decides."""
+    Xp, Tp = shell_mesh.rectangle(2.0, 1.0, 6, 4, "union-jack")
+    Xc, Tc = shell_mesh.cylinder(1.0, 2.0, 2 * np.pi, 8, 4, "right")
+    T = np.vstack([Tp, Tc + len(Xp)])
+    X = np.vstack([Xp, Xc + [5.0, 0.0, 0.0]])
+    flips = np.flatnonzero(rng.random(len(T)) < 0.5)
+    flips = np.union1d(flips, [len(Tp)])                                # the cylinder's first triangle too
+    broken = _reversed(T, flips)
+    assert len(shell_mesh.orientation(broken).conflicts) > 10
+    fixed = shell_mesh.orient(broken)
+    assert shell_mesh.orientation(fixed).consistent
+    np.testing.assert_array_equal(fixed[0], broken[0])                 # the seeds keep their order
+    np.testing.assert_array_equal(fixed[len(Tp)], broken[len(Tp)])
+    np.testing.assert_array_equal(fixed[:, 0], T[:, 0])                 # first nodes stay first
+    plate = normals(X, fixed[:len(Tp)])[:, 2]
+    assert np.all(plate * np.sign(plate[0]) > 0), "the plate's normals must all point to one side"
+    np.testing.assert_array_equal(fixed[len(Tp):], _reversed(T, np.arange(len(Tp), len(T)))[len(Tp):])
+
+
+def test_orient_refuses_a_moebius_strip():
+    n = 8                                                               # a band of n quads, its ends joined twisted
+    top, bottom = 2 * np.arange(n), 2 * np.arange(n) + 1
+    next_top, next_bottom = np.roll(top, -1), np.roll(bottom, -1)
+    next_top[-1], next_bottom[-1] = bottom[0], top[0]
+    T = np.vstack([np.column_stack([top, bottom, next_top]), np.column_stack([bottom, next_bottom, next_top])])
+    assert not shell_mesh.orientation(T).consistent
+    with pytest.raises(ValueError, match="cannot be oriented consistently"):
+        shell_mesh.orient(T)
+
+
+def test_edges_of_more_than_two_triangles_are_reported_not_judged():
+    """A web standing on a plate along the plate's middle line y = 1 (nodes 5..9 of the 4 x 2
+    plate): each edge of that line belongs to two plate triangles and one web triangle."""
+    _, T = shell_mesh.rectangle(4.0, 2.0, 4, 2, "right")
+    k = np.arange(4)                                                    # web cells: nodes 5 + k, 6 + k below,
+    foot, top = 5 + k, 15 + k                                           # 16 + k, 15 + k above
+    web = np.vstack([np.column_stack([foot, foot + 1, top + 1]), np.column_stack([foot, top + 1, top])])
+    check = shell_mesh.orientation(np.vstack([T, web]))
+    np.testing.assert_array_equal(check.non_manifold, [[5, 6], [6, 7], [7, 8], [8, 9]])
+    assert check.consistent
+    fixed = shell_mesh.orient(np.vstack([T, _reversed(web, [1, 2])]))
+    assert shell_mesh.orientation(fixed).consistent, "the web is a patch of its own, oriented by itself"
+
+
+def test_orientation_bad_input_is_named():
+    with pytest.raises(ValueError, match=r"orient: triangles must be node indices \(integers\) of shape"):
+        shell_mesh.orient(np.zeros((2, 4), dtype=int))
+    with pytest.raises(ValueError, match="orientation: triangles must be node indices"):
+        shell_mesh.orientation(np.zeros((2, 3)))

@@ -8,6 +8,8 @@ plate under uniaxial compression buckles at k = 4 (sigma_cr = k pi^2 D / (b^2 h)
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -80,6 +82,46 @@ def test_pressure_total_force_is_p_times_area_along_the_normal():
     panel.add_nodes(Xc)
     panel.add_pressure(panel.add_shell(Tc, E=E, nu=NU, thickness=H, name="tube"), 7.0, elements=half)
     np.testing.assert_allclose(total_load(panel), [0.0, 7.0 * 2.0 * 2 * 1.5, 0.0], rtol=1e-12, atol=1e-12)
+
+
+def test_pressure_on_oppositely_oriented_neighbours_is_refused_naming_them():
+    """Two of twelve triangles numbered the other way round: their pressure would push the other
+    way (the plate's net load 2/3 of p A instead of p A). add_pressure names the first pair; oriented by
+    shell_mesh.orient, the same mesh takes the full load."""
+    X, T = shell_mesh.rectangle(1.0, 1.0, 3, 2, "union-jack")
+    T[[4, 8]] = T[[4, 8]][:, [0, 2, 1]]
+    model = fm.Model(dim=3)
+    model.add_nodes(X)
+    model.add_shell(T, E=E, nu=NU, thickness=H, name="skin")
+    with pytest.raises(fm.ModelError, match=r"pressure on group 'skin': elements 3 and 8 are oriented oppositely "
+                                            r"\(both run their shared edge from node \d+ to node \d+\).*\(4 such "
+                                            r"pair\(s\) of neighbours\).*shell_mesh.orient\(triangles\)"):
+        model.add_pressure("skin", 1.0)
+    assert not model.loads, "a refused pressure must leave no load behind"
+    # the loaded elements are what must agree: a selection without the reversed triangles is fine
+    model.add_pressure("skin", 1.0, elements=[0, 1, 2, 3, 5, 6, 7, 9, 10, 11])
+    repaired = fm.Model(dim=3)
+    repaired.add_nodes(X)
+    repaired.add_pressure(repaired.add_shell(shell_mesh.orient(T), E=E, nu=NU, thickness=H), 1.0)
+    np.testing.assert_allclose(total_load(repaired), [0.0, 0.0, 1.0], rtol=1e-13, atol=1e-15)
+
+
+def test_pressure_across_edges_of_more_than_two_triangles_warns():
+    """A web standing on the middle line y = 0.5 of a plate: the pressure on plate and web together
+    cannot be checked across the junction (warning); on the plate alone nothing is said."""
+    X, T = shell_mesh.rectangle(1.0, 1.0, 2, 2, "right")
+    line = shell_mesh.nodes_at(X, y=0.5)                                # nodes 3, 4, 5
+    model = fm.Model(dim=3)
+    model.add_nodes(X)
+    top = model.add_nodes(X[line] + [0.0, 0.0, 0.3])                    # nodes 9, 10, 11
+    web = np.vstack([np.column_stack([line[:-1], line[1:], top[1:]]), np.column_stack([line[:-1], top[1:], top[:-1]])])
+    stiffened = model.add_shell(np.vstack([T, web]), E=E, nu=NU, thickness=H, name="stiffened")
+    with pytest.warns(fm.FlexmbWarning, match=r"pressure on group 'stiffened': 2 edge\(s\) are shared by more than "
+                                              r"two loaded triangles \(first: nodes 3, 4\)"):
+        model.add_pressure(stiffened, 1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model.add_pressure(stiffened, 1.0, elements=np.arange(len(T)))
 
 
 def test_pressure_per_element_and_as_a_function_of_time():

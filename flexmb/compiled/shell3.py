@@ -7,7 +7,15 @@ at a time inside compiled loops.
 
 The membrane metric strains are ``(l . l - L . L) / 2`` of the edges ``l = x_j - x_i``; every
 other strain is a sum of terms ``sign d . l`` of a director ``d = R_i D_i`` at a node i and an
-edge vector from it (tables ``_T_*`` below). Rows of ``G = de/dq`` on the element DOFs
+edge vector from it (tables ``_T_*`` below). No strain is formed from absolute positions: an edge
+is ``l = L + (u_j - u_i)``, the reference edge ``L = X_j - X_i`` plus the relative displacement,
+and each strain is evaluated as its change from the reference state (zero there in exact
+arithmetic), ``(u_j - u_i) . (2 L + u_j - u_i) / 2`` for a metric strain and
+``sign ((R_i - I) D_i . L + d . (u_j - u_i))`` for a director term, with ``R_i - I`` summed from
+its Rodrigues terms. So the round-off of a strain is eps times the deformation it measures: zero at
+rest and under a rigid translation, and independent of where the model lies (``x_j - x_i`` of
+``x = X + u`` carries an error eps |X| whatever the deformation, which for a shell far from the
+origin or under small loads exceeded the strains themselves). Rows of ``G = de/dq`` on the element DOFs
 ``[x_1, theta_1, x_2, theta_2, x_3, theta_3]`` (6 per node) are therefore sums of
 
     metric:    +l at x_j, -l at x_i
@@ -30,7 +38,7 @@ import numba
 import numpy as np
 
 from flexmb.compiled.beam3d import _minus_times_hat
-from flexmb.compiled.rotations import cayley_from_matrix_into, cayley_resolvent_into, exp_map_into
+from flexmb.compiled.rotations import cayley_from_matrix_into, cayley_resolvent_into, coefficients, norm3
 
 N_STRAINS = 12
 N_DOF = 18
@@ -61,24 +69,54 @@ jit = numba.njit(cache=True, error_model="numpy")
 
 # ------------------------------------------------------------------------ element kinematics
 @jit
-def _configuration(X: np.ndarray, u: np.ndarray, D0: np.ndarray, e: int, x: np.ndarray, R: np.ndarray,
-                   dirs: np.ndarray) -> None:
-    """Current nodal positions x (3, 3), rotations R (3, 3, 3) and directors dirs (3, 3, 3) =
-    R_i D0[e, i, s] of element e."""
-    for a in range(3):
-        for c in range(3):
-            x[a, c] = X[e, a, c] + u[e, 6 * a + c]
-        exp_map_into(u[e, 6 * a + 3:6 * a + 6], R[a])
-        for s in range(N_SLOTS):
-            for r in range(3):
-                dirs[a, s, r] = R[a, r, 0] * D0[e, a, s, 0] + R[a, r, 1] * D0[e, a, s, 1] \
-                    + R[a, r, 2] * D0[e, a, s, 2]
+def _edges(Xe: np.ndarray, ue: np.ndarray, l: np.ndarray) -> None:
+    """Edge vectors l (3, 3, 3) of one element, ``l[i, j] = (X_j - X_i) + (u_j - u_i)`` from its
+    reference nodes Xe (3, 3) and DOFs ue (18,) (exactly antisymmetric; l[i, i] = 0)."""
+    for i in range(3):
+        for j in range(3):
+            for c in range(3):
+                l[i, j, c] = (Xe[j, c] - Xe[i, c]) + (ue[6 * j + c] - ue[6 * i + c])
 
 
 @jit
-def _strains(X: np.ndarray, u: np.ndarray, e: int, x: np.ndarray, dirs: np.ndarray, eps: np.ndarray) -> None:
-    """Generalized strains e (12,); the metric ones as (u_j - u_i) . (2 L + u_j - u_i) / 2, without
-    the cancellation of l . l - L . L."""
+def _configuration(X: np.ndarray, u: np.ndarray, D0: np.ndarray, e: int, l: np.ndarray, R: np.ndarray,
+                   dirs: np.ndarray, turn: np.ndarray) -> None:
+    """Edge vectors l (3, 3, 3) (:func:`_edges`), nodal rotations R (3, 3, 3), directors
+    dirs (3, 3, 3) = R_i D0[e, i, s] and their change turn (3, 3, 3) = (R_i - I) D0[e, i, s] of
+    element e. ``R_i - I = a hat(psi) + b hat(psi)^2`` is summed from its Rodrigues terms, so the
+    change of a director is exact to eps times the rotation, not eps."""
+    _edges(X[e], u[e], l)
+    for a in range(3):
+        psi = u[e, 6 * a + 3:6 * a + 6]
+        ca, cb, _ = coefficients(norm3(psi))
+        W = R[a]
+        for i in range(3):                                  # W = R_i - I: b psi psi^T - b |psi|^2 I + a hat(psi)
+            for j in range(3):
+                W[i, j] = cb * (psi[i] * psi[j])
+        W[0, 0] = -cb * (psi[1] * psi[1] + psi[2] * psi[2])
+        W[1, 1] = -cb * (psi[0] * psi[0] + psi[2] * psi[2])
+        W[2, 2] = -cb * (psi[0] * psi[0] + psi[1] * psi[1])
+        W[0, 1] -= ca * psi[2]
+        W[0, 2] += ca * psi[1]
+        W[1, 0] += ca * psi[2]
+        W[1, 2] -= ca * psi[0]
+        W[2, 0] -= ca * psi[1]
+        W[2, 1] += ca * psi[0]
+        for s in range(N_SLOTS):
+            for r in range(3):
+                t = W[r, 0] * D0[e, a, s, 0] + W[r, 1] * D0[e, a, s, 1] + W[r, 2] * D0[e, a, s, 2]
+                turn[a, s, r] = t
+                dirs[a, s, r] = D0[e, a, s, r] + t
+        for i in range(3):                                  # R_i = I + W
+            W[i, i] += 1.0
+
+
+@jit
+def _strains(X: np.ndarray, u: np.ndarray, e: int, dirs: np.ndarray, turn: np.ndarray, eps: np.ndarray) -> None:
+    """Generalized strains e (12,) as changes from the reference state, with L = X_j - X_i and
+    du = u_j - u_i: the metric ones ``du . (2 L + du) / 2`` (without the cancellation of
+    l . l - L . L), the director terms ``sign (turn . L + d . du)`` (= sign (d . l - D . L), without
+    the cancellation of d . l against its reference value D . L, zero in exact arithmetic)."""
     for k in range(3):
         i, j = _EDGE_I[k], _EDGE_J[k]
         acc = 0.0
@@ -92,7 +130,7 @@ def _strains(X: np.ndarray, u: np.ndarray, e: int, x: np.ndarray, dirs: np.ndarr
         i, j, s = _T_NODE[t], _T_END[t], _T_SLOT[t]
         acc = 0.0
         for c in range(3):
-            acc += dirs[i, s, c] * (x[j, c] - x[i, c])
+            acc += turn[i, s, c] * (X[e, j, c] - X[e, i, c]) + dirs[i, s, c] * (u[e, 6 * j + c] - u[e, 6 * i + c])
         eps[_T_STRAIN[t]] += _T_SIGN[t] * acc
 
 
@@ -192,14 +230,14 @@ def _minus_hat(d: np.ndarray, out: np.ndarray) -> None:
 
 
 @jit
-def _rows(x: np.ndarray, dirs: np.ndarray, P: np.ndarray, G: np.ndarray) -> None:
-    """Rows G (12, 18) built from the positions x (3, 3), directors dirs (3, 3, 3) and the
+def _rows(l: np.ndarray, dirs: np.ndarray, P: np.ndarray, G: np.ndarray) -> None:
+    """Rows G (12, 18) built from the edge vectors l (3, 3, 3), directors dirs (3, 3, 3) and the
     director Jacobians P (3, 3, 3, 3) (rotation entry P^T l)."""
     G[:, :] = 0.0
     for k in range(3):
         i, j = _EDGE_I[k], _EDGE_J[k]
         for c in range(3):
-            lc = x[j, c] - x[i, c]
+            lc = l[i, j, c]
             G[k, 6 * j + c] = lc
             G[k, 6 * i + c] = -lc
     for t in range(N_TERMS):
@@ -210,15 +248,15 @@ def _rows(x: np.ndarray, dirs: np.ndarray, P: np.ndarray, G: np.ndarray) -> None
             G[k, 6 * i + c] -= v
             acc = 0.0
             for r in range(3):
-                acc += P[i, s, r, c] * (x[j, r] - x[i, r])
+                acc += P[i, s, r, c] * l[i, j, r]
             G[k, 6 * i + 3 + c] += sign * acc
 
 
 @jit
-def _add_row_stiffness(weights: np.ndarray, kappa: float, x: np.ndarray, dirs: np.ndarray, P: np.ndarray,
+def _add_row_stiffness(weights: np.ndarray, kappa: float, l: np.ndarray, dirs: np.ndarray, P: np.ndarray,
                        K: np.ndarray) -> None:
-    """K (18, 18) += sum_k weights_k dG_k/dd for rows built from x, dirs (the current or the
-    step-averaged vectors) whose end-of-step directors move with P (3, 3, 3, 3)."""
+    """K (18, 18) += sum_k weights_k dG_k/dd for rows built from the edges l, directors dirs (the
+    current or the step-averaged vectors) whose end-of-step directors move with P (3, 3, 3, 3)."""
     for k in range(3):                             # row +-l: d l / d(x_j - x_i) = I
         i, j = _EDGE_I[k], _EDGE_J[k]
         w = kappa * weights[k]
@@ -240,7 +278,7 @@ def _add_row_stiffness(weights: np.ndarray, kappa: float, x: np.ndarray, dirs: n
                 K[tj + r, ri + c] += p                  # +d at x_j moves with the director
                 K[ti + r, ri + c] -= p
         # theta_i entry d x l: d(d x l) = -hat(l) dd + hat(d) dl, dl = dx_j - dx_i
-        l0_, l1_, l2_ = x[j, 0] - x[i, 0], x[j, 1] - x[i, 1], x[j, 2] - x[i, 2]
+        l0_, l1_, l2_ = l[i, j, 0], l[i, j, 1], l[i, j, 2]
         for c in range(3):
             p0, p1, p2 = P[i, s, 0, c], P[i, s, 1, c], P[i, s, 2, c]       # -hat(l) P[:, c] = P[:, c] x l
             K[ri, ri + c] += w * (p1 * l2_ - p2 * l1_)
@@ -300,21 +338,22 @@ def force_and_tangent(X: np.ndarray, u: np.ndarray, D0: np.ndarray, angle_length
     geometric = stresses.shape[0] > 0
     q = np.empty((n, N_DOF))
     K = np.empty((n if tangent else 0, N_DOF, N_DOF))
-    x, R, dirs, P = np.empty((3, 3)), np.empty((3, 3, 3)), np.empty((3, N_SLOTS, 3)), np.empty((3, N_SLOTS, 3, 3))
+    l, R, P = np.empty((3, 3, 3)), np.empty((3, 3, 3)), np.empty((3, N_SLOTS, 3, 3))
+    dirs, turn = np.empty((3, N_SLOTS, 3)), np.empty((3, N_SLOTS, 3))
     vec = np.empty((6, N_STRAINS))
     eps, eh, ahd, ahc, sigma, grad = vec[0], vec[1], vec[2], vec[3], vec[4], vec[5]
     d2 = np.empty((N_STRAINS, 3))
     G, T = np.empty((N_STRAINS, N_DOF)), np.empty((N_STRAINS, N_DOF))
     H, T12 = np.empty((N_STRAINS, N_STRAINS)), np.empty((N_STRAINS, N_STRAINS))
     for e in range(n):
-        _configuration(X, u, D0, e, x, R, dirs)
-        _strains(X, u, e, x, dirs, eps)
+        _configuration(X, u, D0, e, l, R, dirs, turn)
+        _strains(X, u, e, dirs, turn, eps)
         _energy(eps, angle_length[e], S[e], eh, ahd, ahc, d2, sigma)
         if geometric:
             sigma[:] = stresses[e]
         _gradient(ahd, ahc, sigma, grad)
         _spin_jacobians(dirs, P)
-        _rows(x, dirs, P, G)
+        _rows(l, dirs, P, G)
         _force(G, grad, q[e])
         if not tangent:
             continue
@@ -322,7 +361,7 @@ def force_and_tangent(X: np.ndarray, u: np.ndarray, D0: np.ndarray, angle_length
         Ke = K[e]
         Ke[:, :] = 0.0
         _add_sandwich(G, H, G, Ke, T)
-        _add_row_stiffness(grad, 1.0, x, dirs, P, Ke)
+        _add_row_stiffness(grad, 1.0, l, dirs, P, Ke)
     return q, K
 
 
@@ -333,11 +372,12 @@ def strain_state(X: np.ndarray, u: np.ndarray, D0: np.ndarray, angle_length: np.
     sigma = S eh (n_el, 12)."""
     n = X.shape[0]
     phi, eh, sigma = np.empty(n), np.empty((n, N_STRAINS)), np.empty((n, N_STRAINS))
-    x, R, dirs = np.empty((3, 3)), np.empty((3, 3, 3)), np.empty((3, N_SLOTS, 3))
+    l, R = np.empty((3, 3, 3)), np.empty((3, 3, 3))
+    dirs, turn = np.empty((3, N_SLOTS, 3)), np.empty((3, N_SLOTS, 3))
     eps, ahd, ahc, d2 = np.empty(N_STRAINS), np.empty(N_STRAINS), np.empty(N_STRAINS), np.empty((N_STRAINS, 3))
     for e in range(n):
-        _configuration(X, u, D0, e, x, R, dirs)
-        _strains(X, u, e, x, dirs, eps)
+        _configuration(X, u, D0, e, l, R, dirs, turn)
+        _strains(X, u, e, dirs, turn, eps)
         phi[e] = _energy(eps, angle_length[e], S[e], eh[e], ahd, ahc, d2, sigma[e])
     return phi, eh, sigma
 
@@ -352,9 +392,10 @@ def mid_point_force_and_tangent(X: np.ndarray, u0: np.ndarray, u1: np.ndarray, D
     n = X.shape[0]
     q = np.empty((n, N_DOF))
     K = np.empty((n if tangent else 0, N_DOF, N_DOF))
-    x0, x1, xm = np.empty((3, 3)), np.empty((3, 3)), np.empty((3, 3))
+    l0, l1, lm = np.empty((3, 3, 3)), np.empty((3, 3, 3)), np.empty((3, 3, 3))
     R0, R1 = np.empty((3, 3, 3)), np.empty((3, 3, 3))
     dirs0, dirs1, dirsm = np.empty((3, N_SLOTS, 3)), np.empty((3, N_SLOTS, 3)), np.empty((3, N_SLOTS, 3))
+    turn0, turn1 = np.empty((3, N_SLOTS, 3)), np.empty((3, N_SLOTS, 3))
     Pm, Pend = np.empty((3, N_SLOTS, 3, 3)), np.empty((3, N_SLOTS, 3, 3))
     Gres, Rrel, w3 = np.empty((3, 3)), np.empty((3, 3)), np.empty(3)
     vec = np.empty((12, N_STRAINS))
@@ -364,10 +405,10 @@ def mid_point_force_and_tangent(X: np.ndarray, u0: np.ndarray, u1: np.ndarray, D
     Gm, E1, T = np.empty((N_STRAINS, N_DOF)), np.empty((N_STRAINS, N_DOF)), np.empty((N_STRAINS, N_DOF))
     H, dst_star = np.empty((N_STRAINS, N_STRAINS)), np.empty((N_STRAINS, N_STRAINS))
     for e in range(n):
-        _configuration(X, u0, D0, e, x0, R0, dirs0)
-        _configuration(X, u1, D0, e, x1, R1, dirs1)
-        _strains(X, u0, e, x0, dirs0, eps0)
-        _strains(X, u1, e, x1, dirs1, eps1)
+        _configuration(X, u0, D0, e, l0, R0, dirs0, turn0)
+        _configuration(X, u1, D0, e, l1, R1, dirs1, turn1)
+        _strains(X, u0, e, dirs0, turn0, eps0)
+        _strains(X, u1, e, dirs1, turn1, eps1)
         Se, Le = S[e], angle_length[e]
         for k in range(N_STRAINS):
             deps[k] = eps1[k] - eps0[k]
@@ -412,13 +453,14 @@ def mid_point_force_and_tangent(X: np.ndarray, u0: np.ndarray, u1: np.ndarray, D
                 st_star[k] += cf * deps[k]
         # rows about the step-averaged vectors: G_m d = e_{n+1} - e_n exactly
         for a in range(3):
-            for c in range(3):
-                xm[a, c] = 0.5 * (x0[a, c] + x1[a, c])
+            for b in range(3):
+                for c in range(3):
+                    lm[a, b, c] = 0.5 * (l0[a, b, c] + l1[a, b, c])
             for s in range(N_SLOTS):
                 for c in range(3):
                     dirsm[a, s, c] = 0.5 * (dirs0[a, s, c] + dirs1[a, s, c])
         _spin_jacobians(dirsm, Pm)
-        _rows(xm, dirsm, Pm, Gm)
+        _rows(lm, dirsm, Pm, Gm)
         _force(Gm, st_star, q[e])
         if not tangent:
             continue
@@ -431,11 +473,11 @@ def mid_point_force_and_tangent(X: np.ndarray, u0: np.ndarray, u1: np.ndarray, D
             cayley_resolvent_into(w3, Gres)
             for s in range(N_SLOTS):
                 _minus_times_hat(Gres, dirsm[a, s], Pend[a, s])
-        _rows(x1, dirs1, Pend, E1)                                     # d e_{n+1} / d d
+        _rows(l1, dirs1, Pend, E1)                                     # d e_{n+1} / d d
         Ke = K[e]
         Ke[:, :] = 0.0
         _add_sandwich(Gm, dst_star, E1, Ke, T)
-        _add_row_stiffness(st_star, 0.5, xm, dirsm, Pend, Ke)
+        _add_row_stiffness(st_star, 0.5, lm, dirsm, Pend, Ke)
     return q, K
 
 
@@ -458,14 +500,15 @@ def strain_stiffness(X: np.ndarray, D0: np.ndarray, K_local: np.ndarray, frames:
     n = X.shape[0]
     Z = np.empty((n, N_DOF, N_STRAINS))
     S = np.empty((n, N_STRAINS, N_STRAINS))
-    P = np.empty((3, N_SLOTS, 3, 3))
+    P, L, at_rest = np.empty((3, N_SLOTS, 3, 3)), np.empty((3, 3, 3)), np.zeros(N_DOF)
     B, Bs, KZ = np.empty((N_STRAINS, N_DOF)), np.empty((N_STRAINS, N_DOF)), np.empty((N_DOF, N_STRAINS))
     Kg, gram, C = np.empty((N_DOF, N_DOF)), np.empty((N_STRAINS, N_STRAINS)), np.empty((N_STRAINS, N_STRAINS))
     Dr, Dc, blk = np.empty(N_STRAINS), np.empty(N_DOF), np.empty((3, 3))
     bad = -1
     for e in range(n):
         _spin_jacobians(D0[e], P)
-        _rows(X[e], D0[e], P, B)
+        _edges(X[e], at_rest, L)
+        _rows(L, D0[e], P, B)
         E = frames[e]
         for a in range(6):                                  # 3x3 blocks of K_glob: E K_ab E^T
             for b in range(6):

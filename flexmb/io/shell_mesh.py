@@ -9,6 +9,11 @@ Every generator returns ``(coordinates, triangles)``: ``coordinates`` (n_nodes, 
 * outwards, away from the axis, for :func:`cylinder`,
 * outwards, away from the centre, for :func:`spherical_cap`.
 
+Meshes from elsewhere (Gmsh, Abaqus, hand-made) may mix the two senses, and then pressures on
+neighbouring triangles push opposite ways (:meth:`~flexmb.model.Model.add_pressure` refuses such
+a mesh): :func:`orientation` finds the pairs of neighbours that run their shared edge the same
+way, :func:`orient` renumbers the triangles consistently, patch by patch.
+
 Nodes are numbered along the first parameter fastest (x of a plate, the angle of a cylinder,
 the sector of a cap ring), so the nodes of a straight edge or of a ring come out of
 :func:`nodes_at` / :func:`node_set` in order along the edge, as
@@ -28,6 +33,7 @@ Diagonal patterns of a structured grid of cells (i along the first parameter, j 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -208,6 +214,122 @@ def boundary_edges(triangles: np.ndarray) -> np.ndarray:
     edges = np.concatenate([T[:, [0, 1]], T[:, [1, 2]], T[:, [2, 0]]])           # (3 n_el, 2)
     _, inverse, counts = np.unique(np.sort(edges, axis=1), axis=0, return_inverse=True, return_counts=True)
     return edges[counts[inverse.ravel()] == 1]
+
+
+@dataclass(frozen=True)
+class Orientation:
+    """How the triangles of a mesh are oriented against their neighbours (:func:`orientation`).
+
+    Two triangles sharing an edge are consistently oriented when they run that edge in opposite
+    directions (their normals ``(X2 - X1) x (X3 - X1)`` then point to the same side of the surface).
+
+    conflicts : (n, 2) int64 element pairs (lower index first, rows sorted) that run their shared
+        edge in the same direction: their normals point to opposite sides.
+    conflict_edges : (n, 2) int64 the node pairs of those edges, as the first element of the pair runs it.
+    non_manifold : (m, 2) int64 node pairs (lower first, rows sorted) of the edges shared by more
+        than two triangles, across which orientation is not defined and not checked.
+    """
+
+    conflicts: np.ndarray
+    conflict_edges: np.ndarray
+    non_manifold: np.ndarray
+
+    @property
+    def consistent(self) -> bool:
+        """Whether no two neighbours across an edge of two triangles are oriented oppositely."""
+        return len(self.conflicts) == 0
+
+
+def orientation(triangles: np.ndarray) -> Orientation:
+    """Check that neighbouring triangles are oriented consistently (see :class:`Orientation`).
+
+    The edges are matched by sorting their node pairs, so open surfaces (boundary edges, one
+    triangle), several unconnected patches and edges of more than two triangles (reported in
+    ``non_manifold``) need no special care. ``triangles`` (n_el, 3) node indices.
+    """
+    T = _triangles(triangles, "orientation")
+    pairs, same, non_manifold = _edge_neighbours(T)
+    first, second = pairs[same, 0], pairs[same, 1]                                  # half-edge indices
+    n_el = len(T)
+    elements = np.sort(np.column_stack([first % n_el, second % n_el]), axis=1)      # (n, 2)
+    order = np.lexsort((elements[:, 1], elements[:, 0]))
+    edges = _half_edges(T)[np.where(first % n_el == elements[:, 0], first, second)]
+    return Orientation(elements[order], edges[order], non_manifold)
+
+
+def orient(triangles: np.ndarray) -> np.ndarray:
+    """Triangles (n_el, 3) renumbered so that neighbours are consistently oriented.
+
+    Within each patch (triangles connected across edges of exactly two triangles) the triangle
+    of lowest index keeps its node order and every other one is reversed where needed (its
+    second and third nodes swapped, so its first node stays first). Which side the normals of a
+    patch then point to is that first triangle's choice: check it (a pressure acts along the
+    normal) and reverse a whole patch with ``triangles[:, [0, 2, 1]]``. Patches meeting only at
+    edges of more than two triangles are oriented independently. Raises ValueError, naming two
+    elements, for a patch that cannot be oriented (a Moebius strip).
+    """
+    T = _triangles(triangles, "orient")
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import breadth_first_order, connected_components
+
+    n_el = len(T)
+    pairs, same, _ = _edge_neighbours(T)
+    a, b = pairs[:, 0] % n_el, pairs[:, 1] % n_el                                   # neighbour elements
+    graph = coo_matrix((np.ones(len(a)), (a, b)), shape=(n_el, n_el)).tocsr()
+    n_patches, patch = connected_components(graph, directed=False)
+    seeds = np.unique(patch, return_index=True)[1]                                  # lowest element per patch
+    # one tree over all patches: a virtual root (index n_el) above each patch's seed; the flip of a
+    # triangle is the parity of the conflicts along its path to the root
+    root = n_el
+    rows = np.concatenate([a, b, np.full(n_patches, root), seeds])
+    cols = np.concatenate([b, a, seeds, np.full(n_patches, root)])
+    flag = np.concatenate([same, same, np.zeros(2 * n_patches, dtype=bool)]) + 1.0  # 2: conflict, 1: not
+    relation = coo_matrix((flag, (rows, cols)), shape=(n_el + 1, n_el + 1)).tocsr()
+    _, parent = breadth_first_order(relation, root, directed=False, return_predecessors=True)
+    parent[root] = root
+    nodes = np.arange(n_el + 1)
+    parity = np.asarray(relation[nodes, parent]).ravel() == 2.0                    # (n_el + 1,) against the parent
+    parity[root] = False
+    while np.any(parent != root):                                                   # pointer jumping, log(depth) passes
+        parity, parent = parity ^ parity[parent], parent[parent]
+    oriented = T.copy()
+    flip = parity[:n_el]
+    oriented[flip] = T[flip][:, [0, 2, 1]]
+    left = orientation(oriented)
+    if not left.consistent:
+        e1, e2 = left.conflicts[0]
+        raise ValueError(f"orient: the surface of elements {e1} and {e2} (patch of element {seeds[patch[e1]]}) "
+                         "cannot be oriented consistently (a Moebius strip): no side of it is the outside")
+    return oriented
+
+
+def _triangles(triangles: np.ndarray, what: str) -> np.ndarray:
+    """Triangles as an (n_el, 3) int64 array, else ValueError naming ``what``."""
+    T = np.asarray(triangles)
+    if T.ndim != 2 or T.shape[1] != 3 or not np.issubdtype(T.dtype, np.integer):
+        raise ValueError(f"{what}: triangles must be node indices (integers) of shape (n_el, 3), "
+                         f"got {T.dtype} {T.shape}")
+    return T.astype(np.int64)
+
+
+def _half_edges(T: np.ndarray) -> np.ndarray:
+    """(3 n_el, 2) the directed edges of triangles T (n_el, 3): row ``k n_el + e`` is side k of element e."""
+    return np.concatenate([T[:, [0, 1]], T[:, [1, 2]], T[:, [2, 0]]])
+
+
+def _edge_neighbours(T: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The edges of exactly two triangles, by sorting the node pairs: their half-edge indices
+    (n, 2) (element = index mod n_el), whether both run the edge the same way (n,), and the node
+    pairs (m, 2) of the edges of more than two triangles."""
+    he = _half_edges(T)                                                             # (3 n_el, 2)
+    key = np.sort(he, axis=1)
+    edges, inverse, counts = np.unique(key, axis=0, return_inverse=True, return_counts=True)
+    order = np.argsort(inverse.ravel(), kind="stable")                              # half-edges grouped by edge
+    start = np.cumsum(counts) - counts                                              # (n_edges,)
+    two = start[counts == 2]
+    pairs = np.column_stack([order[two], order[two + 1]])                           # (n, 2)
+    forward = he[:, 0] < he[:, 1]
+    return pairs, forward[pairs[:, 0]] == forward[pairs[:, 1]], edges[counts > 2]
 
 
 def _grid_triangles(n_u: int, n_v: int, pattern: str, closed: bool) -> tuple[np.ndarray, bool]:
