@@ -113,6 +113,16 @@ def node_index(node: Any, n_nodes: int, what: str) -> int:
     return int(node)
 
 
+def item_name(name: Any, default: str, what: str) -> str:
+    """An item's name (results, files and messages look items up by it): a non-empty string, or
+    ``default`` for None; else ModelError."""
+    if name is None:
+        return default
+    if not isinstance(name, str) or not name:
+        raise ModelError(f"{what}: name must be a non-empty string, got {_shown(name)} ({type(name).__name__})")
+    return name
+
+
 def flag(value: Any, what: str) -> bool:
     """A bool (Python or numpy), or ModelError: a string such as "no" would be true."""
     if not isinstance(value, (bool, np.bool_)):
@@ -264,6 +274,38 @@ class CheckedFunction:
         return evaluate_scalar(self.function, t, False, self.what)
 
 
+# ------------------------------------------------------------------ the model
+def check_model_contents(model: Any, used: np.ndarray) -> None:
+    """ModelError for a model that cannot be numbered: no nodes at all, nodes but nothing on them
+    (no element, point mass or rigid body), or nodes outside everything. ``model`` is a
+    :class:`~flexmb.model.Model` (duck-typed: this module stays below it), ``used`` (n_nodes,)
+    whether each node is in an element, a point mass, a body or a tie. Called where the DOFs
+    are numbered (:class:`~flexmb.dofs.DofMap`, so ``Assembly`` and every analysis), before an
+    empty model can fail as an index error deep inside the assembly."""
+    elements = "add_truss, add_beam2d" if model.dim == 2 else "add_truss, add_beam3d, add_shell"
+    if model.n_nodes == 0:
+        raise ModelError(f"the model has no nodes (a {model.dim}D Model as created), so there is nothing to "
+                         f"number or solve; add nodes with Model.add_nodes and elements on them ({elements}), "
+                         "or rigid bodies with Model.add_rigid_body")
+    unused = np.flatnonzero(~used)
+    if unused.size == model.n_nodes:
+        raise ModelError(f"the model has {model.n_nodes} nodes but no element, point mass or rigid body on them, "
+                         f"so nothing gives them stiffness or mass; add elements ({elements}) or point masses "
+                         "(add_point_mass) on the nodes")
+    if unused.size:
+        listed = ", ".join(str(int(n)) for n in unused[:6]) + (", ..." if unused.size > 6 else "")
+        raise ModelError(f"node {int(unused[0])} is not connected to any element, point mass or rigid body "
+                         f"({unused.size} such node(s): {listed}); it would have no stiffness and no mass: connect "
+                         "it, or leave it out of the model")
+
+
+def _require_free_dofs(asm: Any, what: str) -> None:
+    """ModelError if every DOF is fixed or prescribed: nothing is left to deform, buckle or trace."""
+    if asm.dofs.free.size == 0:
+        raise ModelError(f"{what}: the model has no free DOF (all {asm.n_dof} DOFs are fixed or prescribed), so "
+                         "there is nothing to solve for; free some DOFs (Model.fix and Model.prescribe hold them)")
+
+
 # --------------------------------------------------------- analysis arguments
 # The analyses call one of these right after building their Assembly (``asm``: an
 # :class:`~flexmb.assembly.Assembly`, used duck-typed so that this module stays below it).
@@ -329,6 +371,27 @@ def check_load_control(asm: Any, load_factors: Any, newton: Any, max_cutbacks: A
     integer(max_cutbacks, f"{what}: max_cutbacks", 0, MAX_CUTBACKS)
     _state_vector(asm, u0, f"{what}: u0")
     _warn_loads_on_fixed_dofs(asm)
+    if u0 is None:
+        _warn_nothing_loads(asm, what)
+
+
+def _warn_nothing_loads(asm: Any, what: str) -> None:
+    """FlexmbWarning when statics from the reference state has nothing to do: no function
+    values (they may load at other load factors), no follower loads, no gravity, every constant
+    load and prescribed value zero, and no force in the reference state (a preloaded spring's
+    reactions are worth computing). Constant values scale with the load factor, so then every
+    step is u = 0 with zero reactions."""
+    model = asm.model
+    if (model.vector_loads or np.any(model.gravity) or asm.constraints is not None
+            or any(g.time_dependent for g in asm.groups)
+            or any(callable(item.value) for item in (*model.loads, *model.prescribed.values()))):
+        return
+    if (np.any(asm.external_force(1.0, statics=True)) or np.any(asm.prescribed_values(1.0, statics=True))
+            or np.any(asm.internal_force(np.zeros(asm.n_dof)))):
+        return
+    warnings.warn(f"{what}: nothing loads the model: no load, no gravity, no prescribed displacement and no "
+                  "preload, so every step gives u = 0; add loads (Model.add_load, set_gravity, ...) or prescribe "
+                  "displacements", FlexmbWarning, stacklevel=4)
 
 
 def check_arc_length(asm: Any, increment: Any, n_steps: Any, max_load_factor: Any, max_displacement: Any,
@@ -336,6 +399,7 @@ def check_arc_length(asm: Any, increment: Any, n_steps: Any, max_load_factor: An
     """Arguments of :func:`~flexmb.analysis.arc_length.arc_length`."""
     what = "arc_length"
     _check_assembly(asm, what)
+    _require_free_dofs(asm, what)
     real(increment, f"{what}: increment (m)", low=0.0, low_open=True)
     steps = integer(n_steps, f"{what}: n_steps", low=1)
     if steps > MAX_STEPS:
@@ -365,6 +429,7 @@ def check_linear_buckling(asm: Any, n_modes: Any, u_pre: Any, load_factor_pre: A
     """Arguments of :func:`~flexmb.analysis.buckling.linear_buckling`."""
     what = "linear_buckling"
     _check_assembly(asm, what)
+    _require_free_dofs(asm, what)
     integer(n_modes, f"{what}: n_modes", low=1)
     _state_vector(asm, u_pre, f"{what}: u_pre")
     real(load_factor_pre, f"{what}: load_factor_pre")
@@ -385,6 +450,9 @@ def check_consistent_initial_state(asm: Any, u0: Any, v0: Any, t0: Any, iteratio
 def _check_assembly(asm: Any, what: str) -> None:
     """The Assembly must describe the model as it is now (it copies loads, masses, supports and
     the DOF layout when it is built)."""
+    if not hasattr(asm, "dofs"):                # duck-typed: this module stays below the Assembly
+        raise ModelError(f"{what} needs the model's flexmb.Assembly (flexmb.Assembly(model)), got {asm!r:.80} "
+                         f"({type(asm).__name__})")
     model = asm.model
     if asm.dofs.model_revision != model.revision:
         raise ModelError(f"{what}: the model was changed after its Assembly was built (nodes, elements, "

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from flexmb.checks import node_index
+from flexmb.checks import check_model_contents, node_index
 from flexmb.elements.base import ElementGroup
 from flexmb.model import ROTATION_NAMES, Model, ModelError
 
@@ -34,6 +34,11 @@ class DofMap:
     """
 
     def __init__(self, model: Model) -> None:
+        if not isinstance(model, Model):
+            raise ModelError(f"numbering the DOFs (flexmb.Assembly, or an analysis given a model) needs a "
+                             f"flexmb.Model, got {model!r:.80} ({type(model).__name__}); the analyses take a Model "
+                             "or its Assembly (a mesh file becomes a Model with flexmb.io.mesh.build_model, a "
+                             "result file is read with flexmb.load_result)")
         self.model = model
         self.model_revision = model.revision
         dim = model.dim
@@ -50,10 +55,8 @@ class DofMap:
             used[body.node] = has_rot[body.node] = True
         for tie in model.ties:                          # held by a modal body
             used[tie.node] = True
-        unused = np.flatnonzero(~used)
-        if unused.size:
-            raise ModelError(f"node {int(unused[0])} is not connected to any element or point mass "
-                             f"({unused.size} such node(s)); its DOFs would be singular")
+        check_model_contents(model, used)
+        _check_rotation_names(model, has_rot)
         ndof = dim + n_rot * has_rot
         self.has_rotations = has_rot
         self.first = np.concatenate([[0], np.cumsum(ndof)[:-1]]).astype(np.int64)
@@ -90,6 +93,9 @@ class DofMap:
     def label(self, i: int) -> str:
         """Human-readable name of global DOF ``i``, e.g. ``"node 3 uy"`` or
         ``"modal body 'blade' q2"`` (internal DOF 2 of that group's element; counted from 1)."""
+        if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)) or not 0 <= i < self.n_dof:
+            raise ModelError(f"dofs.label: DOF {i!r} does not exist; the model has {self.n_dof} DOFs "
+                             f"(0..{self.n_dof - 1})")
         if i >= self.n_node_dofs:
             for g, first in zip(self.model.groups, self.internal_first):
                 hit = np.flatnonzero((first <= i) & (i < first + g.n_internal_dofs))
@@ -131,3 +137,16 @@ class DofMap:
             self._translations = self.first[:, None] + np.arange(self.model.dim)[None, :]
             self._translations.setflags(write=False)
         return self._translations
+
+
+def _check_rotation_names(model: Model, has_rot: np.ndarray) -> None:
+    """ModelError naming the first load or prescribed value on a rotation of a node that has none
+    (``has_rot`` (n_nodes,)): a valid DOF name when it was given, since the elements added later
+    decide which nodes rotate."""
+    rotations = set(ROTATION_NAMES[model.dim])
+    for item in (*model.prescribed.values(), *model.loads):
+        if item.dof in rotations and not has_rot[item.node]:
+            kind = "fix or prescribe" if item.role == "prescribed" else "add_load"
+            raise ModelError(f"{item.label} ({kind}): node {item.node} has no DOF {item.dof!r} (it has "
+                             f"{', '.join(model.dof_names(False))}; rotations exist only on nodes of beams, shells "
+                             "and rigid bodies)")

@@ -17,7 +17,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from flexmb.checks import ModelError, float_array, keywords_listed, real, real_array
+from flexmb.checks import ModelError, float_array, item_name, keywords_listed, real, real_array
 from flexmb.elements.base import ElementGroup
 from flexmb.elements.bushing import Bushing
 from flexmb.elements.force_elements import CoordinateSpringDamper, PointSpringDamper
@@ -68,16 +68,17 @@ class ForceElements:
         :class:`ForceElement` naming its group and index (its outputs ``force`` and ``length`` are
         element outputs of that group).
         """
+        what = "add_spring" if name is None else f"spring {name!r}"
         if (k is None) == (curve is None):
-            raise ModelError(f"add_spring {name or ''}: give either k (N/m, a linear spring) or curve (a force "
-                             f"curve F(l)), got k={k!r}, curve={curve!r}")
+            raise ModelError(f"{what}: give either k (N/m, a linear spring) or curve (a force curve F(l)), got "
+                             f"k={k!r}, curve={curve!r}")
         if curve is not None:
             if not callable(curve) or (curve_slope is not None and not callable(curve_slope)):
-                raise ModelError(f"add_spring {name or ''}: curve and curve_slope must be functions of the length "
-                                 f"(m), got {curve!r}, {curve_slope!r}")
+                raise ModelError(f"{what}: curve and curve_slope must be functions of the length (m), got "
+                                 f"{curve!r}, {curve_slope!r}")
             if preload:
-                raise ModelError(f"add_spring {name or ''}: a force curve includes any preload (F at rest_length); "
-                                 f"got preload={preload!r} with a curve")
+                raise ModelError(f"{what}: a force curve includes any preload (F at rest_length); got "
+                                 f"preload={preload!r} with a curve")
             return self._add_spring_damper("spring", a, b, 0.0, 0.0, rest_length, 0.0, at_a, at_b, name,
                                            (curve, curve_slope))
         return self._add_spring_damper("spring", a, b, k, 0.0, rest_length, preload, at_a, at_b, name)
@@ -118,7 +119,7 @@ class ForceElements:
             raise ModelError(f"add_joint_spring_damper: {joint!r} is not a joint of this model (use the Joint "
                              "returned by add_joint)")
         what = f"spring-damper of joint {joint.name!r}"
-        name = name or what
+        name = item_name(name, what, "add_joint_spring_damper")
         k = real(k, f"{what}: k", low=0.0)
         c = real(c, f"{what}: c", low=0.0)
         rest, preload = real(rest, f"{what}: rest"), real(preload, f"{what}: preload")
@@ -204,7 +205,7 @@ class ForceElements:
         of :mod:`flexmb.elements.bushing`). Energy-consistent in the mid-point scheme. ``name``: its
         name (default: by kind and number)."""
         count = sum(self.groups[i].n_elements for kind, i in self.force_groups.items() if kind[0] == "bushing")
-        name = name or f"bushing {count}"
+        name = item_name(name, f"bushing {count}", "add_bushing")
         what = f"bushing {name!r}"
         n_rot = 1 if self.dim == 2 else 3
         values = {}
@@ -273,7 +274,7 @@ class ForceElements:
         from flexmb.elements.user_force import UserForce
 
         count = sum(1 for kind in self.force_groups if kind[0] == "user")
-        name = name or f"user force {count}"
+        name = item_name(name, f"user force {count}", "add_user_force")
         what = f"user force {name!r}"
         if not callable(force) or (jacobian is not None and not callable(jacobian)):
             raise ModelError(f"{what}: force and jacobian must be functions of (t, x, v), got {force!r}, {jacobian!r}")
@@ -324,7 +325,8 @@ class ForceElements:
 
     def _add_spring_damper(self, kind: str, a, b, k, c, rest_length, preload, at_a, at_b, name,
                            curve: tuple[Callable, Callable | None] | None = None) -> "ForceElement":
-        name = name or f"{kind} {sum(self.groups[i].n_elements for i in self.force_groups.values())}"
+        name = item_name(name, f"{kind} {sum(self.groups[i].n_elements for i in self.force_groups.values())}",
+                         f"add_{kind.replace('-', '_')}")
         what = f"{kind} {name!r}"
         k = real(k, f"{what}: k (N/m)", low=0.0)
         c = real(c, f"{what}: c (N s/m)", low=0.0)

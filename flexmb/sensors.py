@@ -49,6 +49,7 @@ New quantities (a force element's force, say) are added to :data:`QUANTITIES` as
 """
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Sequence
@@ -334,8 +335,11 @@ def make_sensor(model: Any, quantity: str, on: Any, offset: Sequence[float] | No
                 element: int | None = None, output: str | None = None, component: int | None = None,
                 name: str | None = None) -> Sensor:
     """Check a sensor declared on ``model`` (see :meth:`flexmb.model.Model.add_sensor`) and build it."""
-    if quantity not in QUANTITIES:
-        raise ModelError(f"add_sensor: unknown quantity {quantity!r}; choose one of {', '.join(QUANTITIES)}")
+    if not isinstance(quantity, str) or quantity not in QUANTITIES:
+        hint = difflib.get_close_matches(quantity, QUANTITIES, n=1) if isinstance(quantity, str) else []
+        raise ModelError(f"add_sensor: unknown quantity {quantity!r}"
+                         + (f" (did you mean {hint[0]!r}?)" if hint else "")
+                         + f"; choose one of {', '.join(QUANTITIES)}")
     definition = QUANTITIES[quantity]
     where = f"add_sensor({quantity!r})"
     if model.dim not in definition.dims:

@@ -9,14 +9,18 @@ first step, and absurd step counts are refused before any step (that refusal is 
 """
 from __future__ import annotations
 
+import tempfile
 import warnings
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
 import numpy as np
 import pytest
 
 import flexmb as fm
+from flexmb.io.mesh import Mesh, build_model, read_mesh
+from flexmb.viz import plots, scene
 
 nan, inf = float("nan"), float("inf")
 ModelError, UserFunctionError, FlexmbWarning = fm.ModelError, fm.UserFunctionError, fm.FlexmbWarning
@@ -566,6 +570,319 @@ case(g, "node-added", lambda: fm.linear_buckling(_stale(lambda m: m.add_node([5.
      "changed after", "Assembly")
 
 
+# an empty or half-built model, or something else where a model belongs: named at the numbering of
+# the DOFs (every analysis builds its Assembly there), not an index error inside the assembly
+g = "empty-model"
+case(g, "assembly-no-nodes", lambda: fm.Assembly(fm.Model(dim=2)), ModelError, "no nodes", "add_nodes",
+     "add_truss")
+case(g, "integrate-no-nodes", lambda: one_step(fm.Model(dim=2)), ModelError, "no nodes", "add_nodes")
+case(g, "load-control-no-nodes", lambda: fm.load_control(fm.Model(dim=3), 1), ModelError, "no nodes", "add_shell")
+case(g, "arc-length-no-nodes", lambda: fm.arc_length(fm.Model(dim=2), 0.1), ModelError, "no nodes")
+case(g, "modes-no-nodes", lambda: fm.natural_modes(fm.Model(dim=2), 1), ModelError, "no nodes")
+case(g, "buckling-no-nodes", lambda: fm.linear_buckling(fm.Model(dim=3)), ModelError, "no nodes")
+case(g, "nodes-without-elements", lambda: one_step(model2d()), ModelError, "3 nodes", "no element",
+     "add_point_mass")
+case(g, "two-unconnected-nodes", lambda: fm.load_control(with_(loaded_beam(), lambda m: m.add_nodes(
+    [[5.0, 5.0], [6.0, 5.0]])), 1), ModelError, "node 3", "not connected", "2 such node(s): 3, 4")
+case(g, "buckling-all-fixed", lambda: fm.linear_buckling(with_(beam(), lambda m: (
+    m.add_load(2, "ux", -1.0), m.fix(1), m.fix(2)))), ModelError, "linear_buckling", "no free DOF", "9 DOFs")
+case(g, "arc-length-all-fixed", lambda: fm.arc_length(with_(bars(), lambda m: (m.fix(1), m.fix(2))), 0.1),
+     ModelError, "arc_length", "no free DOF")
+case(g, "modes-all-fixed", lambda: fm.natural_modes(with_(beam(), lambda m: (m.fix(1), m.fix(2))), 1),
+     ModelError, "natural_modes", "no free DOF")
+case(g, "statics-nothing-loads", lambda: fm.load_control(beam(), 2), FlexmbWarning, "load_control",
+     "nothing loads the model", "u = 0")
+case(g, "assembly-of-none", lambda: fm.Assembly(None), ModelError, "flexmb.Model", "None")
+case(g, "integrate-a-mesh-file", lambda: fm.integrate("frame.msh", 0.1, 1.0), ModelError, "flexmb.Model",
+     "'frame.msh'", "build_model")
+case(g, "modes-of-a-list", lambda: fm.natural_modes([beam()], 1), ModelError, "flexmb.Model", "(list)")
+case(g, "load-control-of-none", lambda: fm.load_control(None, 1), ModelError, "flexmb.Model", "None")
+case(g, "buckling-of-a-result-file", lambda: fm.linear_buckling("run.h5"), ModelError, "flexmb.Model", "'run.h5'",
+     "load_result")
+
+# strings, None, lists and complex numbers where numbers or names belong
+g = "types"
+case(g, "nodes-strings", lambda: fm.Model(dim=2).add_nodes([["0", "0"], ["1", "0"]]), ModelError,
+     "node positions", "'0'")
+case(g, "nodes-ragged", lambda: fm.Model(dim=2).add_nodes([[0.0, 0.0], [1.0]]), ModelError, "node positions",
+     "[[0.0, 0.0], [1.0]]")
+case(g, "node-none", lambda: fm.Model(dim=2).add_node(None), ModelError, "node 0", "None")
+case(g, "node-complex", lambda: fm.Model(dim=2).add_node([1 + 2j, 0.0]), ModelError, "node 0", "(1+2j)")
+case(g, "EA-list-of-strings", lambda: model2d().add_truss([[0, 1], [1, 2]], EA=["1e3", "2e3"], name="bars"),
+     ModelError, "'bars'", "EA", "'1e3'")
+case(g, "EA-none", lambda: model2d().add_truss([[0, 1]], EA=None, name="bars"), ModelError, "'bars'", "EA",
+     "None")
+case(g, "group-name-number", lambda: model2d().add_truss([[0, 1]], EA=1.0, name=5), ModelError, "group name",
+     "string", "5")
+case(g, "body-name-number", lambda: fm.Model(dim=2).add_rigid_body([0.0, 0.0], 1.0, 1.0, name=3), ModelError,
+     "add_rigid_body", "name", "3")
+case(g, "joint-name-number", lambda: model2d().add_joint("revolute", 0, 1, name=1), ModelError, "add_joint",
+     "name", "1")
+case(g, "spring-name-list", lambda: bars().add_spring(1, 2, k=1.0, name=["s"]), ModelError, "add_spring",
+     "name", "['s']")
+case(g, "gravity-strings", lambda: bars().set_gravity(["0", "-9.81"]), ModelError, "gravity", "'-9.81'")
+case(g, "gravity-none", lambda: bars().set_gravity(None), ModelError, "gravity", "None")
+case(g, "body-mass-string", lambda: fm.Model(dim=2).add_rigid_body([0.0, 0.0], "1", 1.0, name="crank"),
+     ModelError, "'crank'", "mass", "'1'")
+case(g, "joint-point-strings", lambda: model2d().add_joint("revolute", 0, 1, at=["0", "0"], name="hinge"),
+     ModelError, "'hinge'", "joint point", "'0'")
+case(g, "joint-kind-capital", lambda: model2d().add_joint("Revolute", 0, 1, name="hinge"), ModelError,
+     "'hinge'", "'Revolute'", "revolute")
+case(g, "fix-dofs-number", lambda: bars().fix(1, 0), ModelError, "fix", "node 1", "dofs", "0")
+case(g, "fix-dofs-unknown-in-list", lambda: bars().fix(1, ["ux", "uq"]), ModelError, "node 1", "'uq'", "ux, uy")
+case(g, "dof-name-capital", lambda: bars().add_load(1, "UX", 1.0), ModelError, "node 1", "'UX'", "ux")
+case(g, "load-none", lambda: bars().add_load(2, "ux", None), ModelError, "load on node 2 ux", "None")
+case(g, "load-one-element-array", lambda: bars().add_load(2, "ux", np.array([1.0])), ModelError,
+     "load on node 2 ux", "[1.0]")
+case(g, "point-mass-inertia-tensor", lambda: shaft().add_point_mass(2, 1.0, np.eye(3)), ModelError, "node 2",
+     "inertia", "a number")
+case(g, "model-dim-string", lambda: fm.Model(dim="3"), ModelError, "dim", "'3'")
+case(g, "u0-strings", lambda: fm.integrate(bars(), 0.1, 0.1, u0=["0"] * 6), ModelError, "u0", "'0'")
+case(g, "scheme-none", lambda: fm.integrate(bars(), 0.01, 0.01, scheme=None), ModelError, "scheme", "None",
+     "mid-point")
+case(g, "scheme-capital", lambda: fm.integrate(bars(), 0.1, 0.1, scheme="Newmark"), ModelError, "'Newmark'",
+     "newmark")
+case(g, "t-end-string", lambda: fm.integrate(bars(), 0.1, "1"), ModelError, "t_end", "'1'")
+case(g, "load-factors-strings", lambda: fm.load_control(loaded_beam(), ["0.5", "1.0"]), ModelError,
+     "load_control", "'0.5'")
+case(g, "load-factors-nested", lambda: fm.load_control(loaded_beam(), [[0.5, 1.0]]), ModelError,
+     "load_control", "load_factors", "[[0.5, 1.0]]")
+case(g, "modes-count-string", lambda: fm.natural_modes(beam(), "3"), ModelError, "natural_modes", "n_modes",
+     "'3'")
+
+
+def _shell(**kw):
+    """One Shell3 triangle "plate" in a 3D model with the given properties replacing the defaults."""
+    props = dict(E=7e10, nu=0.3, thickness=0.01, name="plate")
+    props.update(kw)
+    m = model3d()
+    m.add_node([0.0, 1.0, 0.0])
+    return m.add_shell([[0, 1, 3]], **props)
+
+
+# elements, supports and loads a model cannot have
+g = "model"
+case(g, "connectivity-empty", lambda: model2d().add_truss([], EA=1.0, name="bars"), ModelError, "'bars'",
+     "connectivity is empty", "at least one element")
+case(g, "truss-mass-cubic", lambda: model2d().add_truss([[0, 1]], EA=1.0, mass="cubic", name="bars"),
+     ModelError, "'bars'", "mass", "'cubic'", "'lumped'")
+case(g, "rhoA-per-element-length", lambda: model2d().add_beam2d([[0, 1], [1, 2]], EA=1.0, EI=1.0,
+                                                                 rho_A=[1.0, 2.0, 3.0], name="beam"),
+     ModelError, "'beam'", "rho_A", "(3,)", "(2)")
+case(g, "beam3d-three-nodes", lambda: model3d().add_beam3d([[0, 1, 2]], EA=1.0, GJ=1.0, EI_y=1.0, EI_z=1.0,
+                                                           name="shaft"),
+     ModelError, "'shaft'", "connectivity", "(n_el, 2)", "(1, 3)")
+case(g, "shell-nu-half", lambda: _shell(nu=0.5), ModelError, "'plate'", "nu", "0.5", "(-1, 0.5)")
+case(g, "shell-nu-minus-one", lambda: _shell(nu=-1.0), ModelError, "'plate'", "nu", "-1.0")
+case(g, "shell-thickness-zero", lambda: _shell(thickness=0.0), ModelError, "'plate'", "thickness", "positive")
+case(g, "shell-E-negative", lambda: _shell(E=-7e10), ModelError, "'plate'", "E of element 0", "-7", "positive")
+case(g, "shell-rho-negative", lambda: _shell(rho=-1.0), ModelError, "'plate'", "rho", "-1.0")
+case(g, "shell-membrane-unknown", lambda: _shell(membrane="dkt"), ModelError, "'plate'", "membrane", "'dkt'",
+     "'opt'")
+case(g, "shell-two-nodes", lambda: model3d().add_shell([[0, 1]], E=1.0, nu=0.3, thickness=0.1, name="plate"),
+     ModelError, "'plate'", "connectivity", "(n_el, 3)")
+case(g, "shell-in-2d", lambda: model2d().add_shell([[0, 1, 2]], E=1.0, nu=0.3, thickness=0.1), ModelError,
+     "add_shell", "3D")
+case(g, "prescribe-3d-rotation", lambda: shaft().prescribe(2, "rx", lambda t: 0.1 * t), ModelError,
+     "prescribe", "node 2 rx", "only be fixed", "drive")
+case(g, "fix-rotation-of-truss-node", lambda: fm.Assembly(with_(bars(), lambda m: m.fix(2, "rz"))), ModelError,
+     "prescribed node 2 rz", "fix", "no DOF 'rz'", "ux, uy")
+case(g, "load-rotation-of-truss-node", lambda: fm.load_control(with_(bars(), lambda m: m.add_load(2, "rz", 1.0)),
+                                                                1),
+     ModelError, "load on node 2 rz", "add_load", "no DOF 'rz'")
+case(g, "point-mass-out-of-range", lambda: bars().add_point_mass(3, 1.0), ModelError, "add_point_mass",
+     "node 3", "3 nodes")
+case(g, "joint-both-ground", lambda: model2d().add_joint("revolute", None, None, name="hinge"), ModelError,
+     "'hinge'", "side b")
+case(g, "drive-on-spherical", lambda: top(kind="spherical", drive=lambda t: t), ModelError, "'pin'", "driven",
+     "revolute")
+case(g, "attach-body-to-itself", lambda: (lambda m: m.attach(m.bodies[0].node, m.bodies[0]))(pendulum()),
+     ModelError, "attach node 0", "different")
+case(g, "edge-load-not-an-edge", lambda: bars().add_edge_load([0, 2], [0.0, -1.0]), ModelError, "add_edge_load",
+     "nodes 0 and 2", "not joined")
+case(g, "edge-load-3-components-in-2d", lambda: bars().add_edge_load([0, 1], [0.0, -1.0, 0.0]), ModelError,
+     "add_edge_load", "force_per_length", "(2,)", "(3,)")
+case(g, "edge-load-float-nodes", lambda: bars().add_edge_load([0.0, 1.0], [0.0, -1.0]), ModelError,
+     "add_edge_load", "node indices", "[0.0, 1.0]")
+case(g, "modal-body-from-a-file-name", lambda: fm.Model(dim=2).add_modal_body("blade.h5", name="blade"),
+     ModelError, "'blade'", "ModalBodyData", "str")
+
+# springs, dampers, bushings, damping and user forces
+g = "force-elements"
+case(g, "spring-k-negative", lambda: bars().add_spring(1, 2, k=-5.0, name="s"), ModelError, "'s'", "k (N/m)", "-5")
+case(g, "spring-k-nan", lambda: bars().add_spring(1, 2, k=nan, name="s"), ModelError, "'s'", "k (N/m)", "nan")
+case(g, "spring-rest-length-negative", lambda: bars().add_spring(1, 2, k=1.0, rest_length=-1.0, name="s"),
+     ModelError, "'s'", "rest_length", "-1")
+case(g, "spring-one-node", lambda: bars().add_spring(1, 1, k=1.0, name="s"), ModelError, "'s'", "coincide")
+case(g, "spring-node-missing", lambda: bars().add_spring(1, 9, k=1.0, name="s"), ModelError, "'s'", "node 9",
+     "3 nodes")
+case(g, "spring-to-ground-without-point", lambda: bars().add_spring(None, 2, k=1.0, name="s"), ModelError, "'s'",
+     "ground", "at_a")
+case(g, "spring-k-and-curve", lambda: bars().add_spring(1, 2, k=1.0, curve=lambda l: l, name="s"), ModelError,
+     "spring 's'", "either k")
+case(g, "damper-c-negative", lambda: bars().add_damper(1, 2, c=-0.1, name="d"), ModelError, "'d'", "c (N s/m)",
+     "-0.1")
+case(g, "damper-c-string", lambda: bars().add_damper(1, 2, c="0.1", name="d"), ModelError, "'d'", "c (N s/m)",
+     "'0.1'")
+case(g, "bushing-k-negative", lambda: (lambda m: m.add_bushing(None, m.bodies[0], k=[-1.0, 1.0], k_rot=1.0,
+                                                               name="b"))(pendulum()),
+     ModelError, "'b'", "k (N/m)", "-1.0", ">= 0")
+case(g, "bushing-k-3-in-2d", lambda: (lambda m: m.add_bushing(None, m.bodies[0], k=[1.0, 1.0, 1.0], k_rot=1.0,
+                                                              name="b"))(pendulum()),
+     ModelError, "'b'", "k (N/m)", "2 (one per axis)", "(3,)")
+case(g, "rayleigh-alpha-negative", lambda: bars().set_rayleigh_damping("bars", alpha=-1.0), ModelError,
+     "'bars'", "alpha", "-1")
+case(g, "rayleigh-unknown-group", lambda: bars().set_rayleigh_damping("beam", beta=1e-3), ModelError,
+     "'beam'", "'bars'")
+case(g, "user-force-not-callable", lambda: bars().add_user_force([2], force=1.0, name="drag"), ModelError,
+     "'drag'", "functions of (t, x, v)", "1.0")
+case(g, "user-force-on-nothing", lambda: bars().add_user_force([], force=lambda t, x, v: 0.0 * x, name="drag"),
+     ModelError, "'drag'", "on must list", "[]")
+case(g, "joint-spring-on-a-name", lambda: pendulum().add_joint_spring_damper("pivot", k=1.0), ModelError,
+     "add_joint_spring_damper", "'pivot'", "not a joint")
+
+# sensors on items that do not exist, or with options they do not take
+g = "sensors"
+case(g, "quantity-typo", lambda: bars().add_sensor("postion", 2), ModelError, "'postion'",
+     "did you mean 'position'")
+case(g, "node-missing", lambda: bars().add_sensor("position", 9), ModelError, "node 9", "0..2")
+case(g, "node-float", lambda: bars().add_sensor("position", 2.0), ModelError, "node index", "2.0")
+case(g, "angle-in-3d", lambda: shaft().add_sensor("angle", 2), ModelError, "'angle'", "2D", "cardan")
+case(g, "offset-3-in-2d", lambda: pendulum().add_sensor("position", 0, offset=[0.1, 0.0, 0.0]), ModelError,
+     "offset", "2 finite numbers", "[0.1, 0.0, 0.0]")
+case(g, "offset-nan", lambda: pendulum().add_sensor("position", 0, offset=[nan, 0.0]), ModelError, "offset",
+     "nan")
+case(g, "joint-missing", lambda: pendulum().add_sensor("joint_coordinate", "hinge"), ModelError, "'hinge'",
+     "'pivot'")
+case(g, "element-missing", lambda: bars().add_sensor("element_output", "bars", element=5, output="N"),
+     ModelError, "element 5", "'bars'", "0..1")
+case(g, "element-float", lambda: bars().add_sensor("element_output", "bars", element=1.0, output="N"),
+     ModelError, "element 1.0", "'bars'")
+case(g, "output-unknown", lambda: bars().add_sensor("element_output", "bars", element=0, output="M"),
+     ModelError, "'bars'", "'M'", "N, axial_strain")
+case(g, "group-missing", lambda: bars().add_sensor("element_output", "beam", element=0, output="N"),
+     ModelError, "'beam'", "0: bars")
+case(g, "name-twice", lambda: with_(bars(), lambda m: m.add_sensor("position", 2, name="tip")).add_sensor(
+    "velocity", 2, name="tip"), ModelError, "'tip'", "already")
+case(g, "name-with-space", lambda: bars().add_sensor("position", 2, name="tip x"), ModelError, "'tip x'",
+     "letters, digits")
+case(g, "body-of-another-model", lambda: pendulum().add_sensor("position", other_body()), ModelError,
+     "'stranger'", "another model")
+case(g, "angle-of-truss-node", lambda: one_step(with_(bars(), lambda m: m.add_sensor("angle", 2))), ModelError,
+     "angle of node 2", "no rotation")
+case(g, "component-of-scalar-output", lambda: one_step(with_(bars(), lambda m: m.add_sensor(
+    "element_output", "bars", element=0, output="N", component=2))), ModelError, "'N'", "one value", "component 2")
+case(g, "option-of-another-quantity", lambda: bars().add_sensor("position", 2, output="N"), ModelError,
+     "output='N'", "offset")
+
+# mesh files that are missing or are not meshes, and models built from them with bad choices
+g = "mesh-files"
+_FOLDER = tempfile.TemporaryDirectory()          # removed at exit
+_FILES = Path(_FOLDER.name)
+(_FILES / "notes.txt").write_text("these are my notes, not a mesh\n")
+(_FILES / "notes.msh").write_text("these are my notes, not a mesh\n")
+(_FILES / "empty.msh").write_text("")
+
+
+def _mesh() -> Mesh:
+    """Three points on the x axis, the line set "bars" and the point set "base" (point 0)."""
+    return Mesh(Path("frame.msh"), np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [2.0, 0.0, 0.0]]),
+                {"bars": np.array([[0, 1], [1, 2]])}, {"bars": np.array([0, 1, 2]), "base": np.array([0])})
+
+
+_BARS = {"bars": {"element": "truss", "EA": 1.0}}
+case(g, "missing", lambda: read_mesh(_FILES / "frame.msh"), FileNotFoundError, "frame.msh", "does not exist")
+case(g, "text-file", lambda: read_mesh(_FILES / "notes.txt"), ValueError, "notes.txt", "cannot read")
+case(g, "text-in-a-msh-file", lambda: read_mesh(_FILES / "notes.msh"), ModelError, "notes.msh", "cannot read",
+     "gmsh")
+case(g, "empty-file", lambda: read_mesh(_FILES / "empty.msh"), ModelError, "empty.msh", "empty")
+case(g, "folder", lambda: read_mesh(_FILES), ModelError, _FOLDER.name, "folder")
+case(g, "path-none", lambda: read_mesh(None), ModelError, "read_mesh", "None")
+case(g, "build-missing-file", lambda: build_model(_FILES / "frame.msh", 2, _BARS), FileNotFoundError, "frame.msh")
+case(g, "build-dim-4", lambda: build_model(_mesh(), 4, _BARS), ModelError, "dim", "4")
+case(g, "build-spec-string", lambda: build_model(_mesh(), 2, {"bars": "truss"}), ModelError, "'bars'", "'truss'",
+     "dict")
+case(g, "build-groups-list", lambda: build_model(_mesh(), 2, ["bars"]), ModelError, "groups", "dict", "['bars']")
+case(g, "build-set-missing", lambda: build_model(_mesh(), 2, {"beams": {"element": "truss", "EA": 1.0}}),
+     ModelError, "'beams'", "bars (2 lines)")
+case(g, "build-EA-missing", lambda: build_model(_mesh(), 2, {"bars": {"element": "truss"}}), ModelError,
+     "'bars'", "EA")
+case(g, "build-EA-negative", lambda: build_model(_mesh(), 2, {"bars": {"element": "truss", "EA": -1.0}}),
+     ModelError, "'bars'", "EA", "-1")
+case(g, "build-element-unknown", lambda: build_model(_mesh(), 2, {"bars": {"element": "beam", "EA": 1.0}}),
+     ModelError, "'bars'", "'beam'", "beam2d")
+case(g, "build-shells-of-lines", lambda: build_model(_mesh(), 3, {"bars": {"element": "shell", "E": 1.0, "nu": 0.3,
+                                                                           "thickness": 0.1}}),
+     ModelError, "'bars'", "no triangles")
+case(g, "build-support-dof", lambda: build_model(_mesh(), 2, _BARS, supports={"base": "uz"}), ModelError,
+     "'base'", "'uz'")
+case(g, "build-support-missing", lambda: build_model(_mesh(), 2, _BARS, supports={"ground": "all"}), ModelError,
+     "'ground'", "base (1 points)")
+case(g, "build-supports-list", lambda: build_model(_mesh(), 2, _BARS, supports=["base"]), ModelError,
+     "supports", "dict", "['base']")
+
+# pictures and plots of results: refused before a window is opened
+g = "pictures"
+_RESULTS_DRAWN: dict[str, fm.Result] = {}
+
+
+def _run() -> fm.TimeHistory:
+    """One time step of bars(), computed once for all picture cases."""
+    if "run" not in _RESULTS_DRAWN:
+        _RESULTS_DRAWN["run"] = one_step(bars())
+    return _RESULTS_DRAWN["run"]
+
+
+case(g, "render-step-range", lambda: scene.render(_run(), step=5), IndexError, "step 5", "2 steps")
+case(g, "render-step-string", lambda: scene.render(_run(), step="last"), ModelError, "step", "'last'", "integer")
+case(g, "render-colour-unknown", lambda: scene.render(_run(), color="M"), ValueError, "'M'", "N, axial_strain")
+case(g, "render-window-zero", lambda: scene.render(_run(), window_size=(0, 600)), ModelError, "window_size",
+     "(0, 600)")
+case(g, "render-window-scalar", lambda: scene.render(_run(), window_size=800), ModelError, "window_size",
+     "(width, height)", "800")
+case(g, "render-scale-string", lambda: scene.render(_run(), scale="big"), ModelError, "scale", "'big'")
+case(g, "render-none", lambda: scene.render(None), ModelError, "render", "flexmb result", "None")
+case(g, "render-a-file-name", lambda: scene.render("run.h5"), ModelError, "render", "'run.h5'", "load_result")
+case(g, "animate-every-zero", lambda: scene.animate(_run(), _FILES / "run.gif", every=0), ValueError, "every",
+     "0")
+case(g, "animate-fps-zero", lambda: scene.animate(_run(), _FILES / "run.gif", fps=0), ModelError, "fps", "> 0",
+     "0")
+case(g, "animate-suffix", lambda: scene.animate(_run(), _FILES / "run.avi"), ValueError, "run.avi", ".gif")
+case(g, "render-modes-of-a-run", lambda: scene.render_modes(_run(), _FILES / "modes.png"), ValueError,
+     "render_modes", "'dynamic'")
+case(g, "plot-a-string", lambda: plots.plot_history(_run(), "uy@2"), ModelError, "plot_history", "list",
+     "['uy@2']")
+case(g, "plot-a-file-name", lambda: plots.plot_history("run.h5", ["uy@2"]), ModelError, "plot_history",
+     "'run.h5'")
+case(g, "plot-nothing", lambda: plots.plot_history(_run(), []), ValueError, "plot_history", "at least one")
+
+# asking results, the DOF map and the analyses for what is not there
+g = "asking"
+case(g, "result-dof-node-missing", lambda: _run().dof(9, "ux"), ModelError, "node 9", "0..2")
+case(g, "result-dof-rotation-of-truss", lambda: _run().dof(2, "rz"), ModelError, "node 2", "'rz'", "ux, uy")
+case(g, "result-group-missing", lambda: _run().element("beam", "N"), ModelError, "'beam'", "bars")
+case(g, "result-output-missing", lambda: _run().element("bars", "M"), ModelError, "'M'", "N, axial_strain")
+case(g, "result-sensor-missing", lambda: _run().sensor("tip"), ModelError, "'tip'", "add_sensor")
+case(g, "result-time-outside", lambda: _run().step_at(5.0), ModelError, "t = 5 s", "0 .. 0.01")
+case(g, "result-file-missing", lambda: fm.load_result(_FILES / "run.h5"), FileNotFoundError, "run.h5",
+     "does not exist")
+case(g, "result-file-not-hdf5", lambda: fm.load_result(_FILES / "notes.txt"), ValueError, "notes.txt", "HDF5")
+case(g, "dof-label-out-of-range", lambda: fm.Assembly(bars()).dofs.label(99), ModelError, "DOF 99", "6 DOFs")
+case(g, "modes-zero", lambda: fm.natural_modes(beam(), 0), ModelError, "natural_modes", "n_modes", ">= 1")
+case(g, "modes-fraction", lambda: fm.natural_modes(beam(), 2.5), ModelError, "natural_modes", "n_modes", "2.5")
+case(g, "modes-more-than-dofs", lambda: fm.natural_modes(beam(), 50), ModelError, "natural_modes", "50",
+     "6 free DOFs")
+case(g, "modes-without-mass", lambda: fm.natural_modes(with_(model2d(), lambda m: (
+    m.add_beam2d([[0, 1], [1, 2]], EA=1.0, EI=1.0), m.fix(0))), 2), ModelError, "natural_modes", "no mass")
+case(g, "buckling-without-load", lambda: fm.linear_buckling(beam()), ModelError, "linear_buckling", "no load")
+case(g, "arc-length-without-load", lambda: fm.arc_length(beam(), 0.1), ModelError, "arc_length",
+     "reference load", "zero")
+case(g, "initial-state-of-a-model", lambda: fm.consistent_initial_state(pendulum()), ModelError,
+     "consistent_initial_state", "flexmb.Assembly", "(Model)")
+case(g, "linearize-u-shape", lambda: fm.linearize(beam(), u=np.zeros(3)), ModelError, "linearize", "(9,)",
+     "(3,)")
+
+
 # ------------------------------------------------------------------ running the table
 def outcome(c: Case) -> tuple[str, str]:
     """('clear' | 'vague' | 'silent', what happened) for one case."""
@@ -631,6 +948,32 @@ def test_valid_inputs_that_look_like_the_bad_ones_are_accepted():
     stiff.add_load(1, "uy", lambda t: -1.0)
     h = fm.integrate(stiff, 0.01, 0.02, output_every=np.int64(1))
     assert np.all(np.isfinite(h.u)), "the massless, stiff beam gave non-finite displacements"
+
+
+def test_a_fully_prescribed_model_is_not_an_empty_one():
+    """A bar with every DOF fixed or prescribed has nothing free, yet statics and dynamics run and
+    give its force as reactions: statics EA delta / L, mid-point dynamics at constant stretching
+    speed w (no inertia) the step's mid-point force EA w (t_end - dt / 2) / L; no warning."""
+    EA, L, delta, w, dt = 1e3, 1.0, 1e-3, 0.1, 0.01
+
+    def bar(stretch) -> fm.Model:
+        m = fm.Model(dim=2)
+        m.add_nodes([[0.0, 0.0], [L, 0.0]])
+        m.add_truss([[0, 1]], EA=EA, rho_A=1.0)
+        m.fix(0)
+        m.fix(1, "uy")
+        m.prescribe(1, "ux", stretch)
+        return m
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FlexmbWarning)
+        path = fm.load_control(bar(delta), 2)
+        history = fm.integrate(bar(lambda t: w * t), dt, 10 * dt)
+    pulled = path.reactions[-1][path.layout.index(1, "ux")]
+    assert abs(pulled - EA * delta / L) < 1e-12 * EA, f"static reaction {pulled} N, expected {EA * delta / L} N"
+    expected = EA * w * (history.t[-1] - 0.5 * dt) / L
+    pulled = history.reactions[-1][history.layout.index(1, "ux")]
+    assert abs(pulled - expected) < 1e-12 * EA, f"dynamic reaction {pulled} N, expected {expected} N"
 
 
 def test_summary_of_clear_cases(capsys):

@@ -21,11 +21,16 @@ class ElementGroup(ABC):
     has_rotations: bool = False
 
     def __init__(self, connectivity: np.ndarray, dim: int, name: str) -> None:
+        if not isinstance(name, str):              # results, files and pictures look groups up by name
+            raise ModelError(f"element group name must be a string, got {name!r} ({type(name).__name__})")
         try:
             conn = np.asarray(connectivity)
         except ValueError:                                    # ragged nested lists
             raise ModelError(f"element group {name!r}: connectivity must be an integer array of shape "
                              f"(n_el, {self.n_nodes}), got {connectivity!r}") from None
+        if conn.size == 0 and conn.ndim < 2:                  # [] or a (0, n_nodes) array typed by hand
+            raise ModelError(f"element group {name!r}: connectivity is empty ({connectivity!r}); a group needs at "
+                             f"least one element, a row of {self.n_nodes} node indices")
         if conn.ndim == 1:
             conn = conn[None, :]
         if conn.ndim != 2 or conn.shape[1] != self.n_nodes or not np.issubdtype(conn.dtype, np.integer):

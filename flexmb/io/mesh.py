@@ -94,24 +94,34 @@ class Mesh:
 def read_mesh(path: str | Path) -> Mesh:
     """Read the points and named sets of a mesh file through meshio (see the module docstring).
 
-    Raises FileNotFoundError if ``path`` does not exist and ValueError naming the file and
-    meshio's reason if meshio cannot read it.
+    Raises FileNotFoundError if ``path`` does not exist and ModelError (a ValueError) naming the
+    file if it is a folder, empty, or a file meshio cannot read (with meshio's reason).
     """
+    if not isinstance(path, (str, Path)):
+        raise ModelError(f"read_mesh: path must be the name of a mesh file (str or pathlib.Path), got {path!r} "
+                         f"({type(path).__name__})")
     path = Path(path)
+    if path.is_dir():
+        raise ModelError(f"mesh file {path} is a folder, not a file; name the mesh file in it")
     if not path.is_file():
         raise FileNotFoundError(f"mesh file {path} does not exist")
+    if path.stat().st_size == 0:
+        raise ModelError(f"mesh file {path} is empty (0 bytes)")
     import meshio
 
     chatter = io.StringIO()
     try:
-        # meshio's Gmsh reader prints (blank lines) to stdout; keep a script's output clean
-        with contextlib.redirect_stdout(chatter):
+        # meshio's Gmsh reader prints (blank lines) to stdout; keep a script's output clean. A
+        # file it cannot read in the format(s) of its suffix makes meshio 5.3 print the readers'
+        # reasons and call sys.exit(1): caught, so that a bad mesh file cannot end the program.
+        with contextlib.redirect_stdout(chatter), contextlib.redirect_stderr(chatter):
             raw = meshio.read(path)
     # meshio reports malformed files through many exception types (ReadError, KeyError,
     # ValueError, IndexError, ...); all of them mean "cannot read", so say which file and why.
-    except Exception as exc:
-        raise ValueError(f"mesh file {path}: meshio cannot read it "
-                         f"({type(exc).__name__}: {exc})") from exc
+    except (Exception, SystemExit) as exc:
+        said = " ".join(chatter.getvalue().split())
+        reason = said if isinstance(exc, SystemExit) else f"{type(exc).__name__}: {exc}"
+        raise ModelError(f"mesh file {path}: meshio cannot read it ({reason})") from exc
     if chatter.getvalue().strip():
         warnings.warn(f"meshio reading {path}: {chatter.getvalue().strip()}", stacklevel=2)
     points = np.zeros((len(raw.points), 3))
@@ -154,7 +164,7 @@ def _set_cell_data(path: Path, set_name: str, fields: dict[str, list[np.ndarray]
         try:
             out[name] = np.concatenate([v[idx] for v, (_, idx) in zip(values, members)]).astype(float)
         except (TypeError, ValueError) as exc:
-            raise ValueError(f"mesh file {path}: cell data {name!r} of set {set_name!r} is not numeric "
+            raise ModelError(f"mesh file {path}: cell data {name!r} of set {set_name!r} is not numeric "
                              f"({exc})") from None
     return out
 
@@ -213,6 +223,11 @@ def build_model(mesh: Mesh | str | Path, dim: int, groups: dict[str, dict[str, A
     if not isinstance(mesh, Mesh):
         mesh = read_mesh(mesh)
     model = Model(dim=dim)
+    for argument, value in (("groups", groups), ("supports", supports)):
+        if not isinstance(value, dict) and value is not None:
+            raise ModelError(f"mesh {mesh.path}: {argument} must be a dict (set name -> "
+                             + ("{'element': ..., properties}" if argument == "groups" else "DOFs fixed")
+                             + f"), got {value!r:.80} ({type(value).__name__}); {mesh.describe_sets()}")
     if not groups:
         raise ModelError(f"mesh {mesh.path}: no element set chosen; {mesh.describe_sets()}")
     for set_name, spec in groups.items():

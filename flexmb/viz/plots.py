@@ -89,6 +89,15 @@ def plot_history(result, quantities: Sequence[str], x: str = "parameter", ax=Non
     on the energies' scale the total looks constant whatever its error. Legends are below the
     axes. Returns the figure.
     """
+    from flexmb.checks import ModelError
+    from flexmb.results import Result
+
+    if not isinstance(result, Result):
+        raise ModelError("plot_history needs a flexmb result (a TimeHistory, StaticPath or "
+                         f"flexmb.load_result(path)), got {result!r:.80} ({type(result).__name__})")
+    if isinstance(quantities, str):                   # its letters would be taken for quantity names
+        raise ModelError(f"plot_history: quantities must be a list of names, e.g. [{quantities!r}], got the string "
+                         f"{quantities!r}")
     if not quantities:
         raise ValueError("plot_history: name at least one quantity")
     quantities = [q for spec in quantities for q in result.sensor_quantities(spec)]   # a sensor: all components

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from flexmb.model import ModelError
+from flexmb.checks import ModelError, integer, real
 from flexmb.results import ModelLayout, Result
 from flexmb.viz.geometry import centrelines, lift, modal_mesh_outlines, structure_surface
 
@@ -87,6 +87,33 @@ def _pyvista():
 
 
 # ------------------------------------------------------------------ result access
+def _result(result: Any, what: str) -> Result:
+    """``result`` as a :class:`~flexmb.results.Result` to draw: a result of natural modes,
+    buckling or CMS gives its mode shapes; anything else (None, a file name) raises ModelError."""
+    if not isinstance(result, Result) and hasattr(result, "mode_shapes"):
+        result = result.mode_shapes()
+    if not isinstance(result, Result):
+        hint = "; read a result file with flexmb.load_result(path)" if isinstance(result, (str, Path)) else ""
+        raise ModelError(f"{what} needs a flexmb result (of integrate, load_control, arc_length, natural_modes, "
+                         f"linear_buckling or flexmb.load_result), got {result!r:.80} "
+                         f"({type(result).__name__}){hint}")
+    return result
+
+
+def _window(window_size: Any) -> tuple[int, int]:
+    """``window_size`` (width, height) as two whole numbers of pixels >= 1, else ModelError."""
+    size = np.asarray(window_size) if isinstance(window_size, (list, tuple, np.ndarray)) else None
+    if size is None or size.shape != (2,) or size.dtype.kind not in "iu" or np.any(size < 1):
+        raise ModelError("window_size must be (width, height) in pixels, two whole numbers >= 1, got "
+                         f"{window_size!r}")
+    return int(size[0]), int(size[1])
+
+
+def _checked_scale(scale: Any) -> float | None:
+    """``scale`` None or a finite number (m for modes, a magnification otherwise), else ModelError."""
+    return None if scale is None else real(scale, "scale")
+
+
 def _layout(result: Result) -> ModelLayout:
     if getattr(result, "layout", None) is None:
         raise ModelError("this result carries no model layout, so it cannot be drawn "
@@ -96,6 +123,7 @@ def _layout(result: Result) -> ModelLayout:
 
 def _step(result: Result, step: int) -> int:
     """Index of ``step`` (negative counts from the end) checked against the result."""
+    integer(step, "step" if result.kind != "modes" else "mode index")
     n = result.n_steps
     if not -n <= step < n:
         what = "modes" if result.kind == "modes" else "steps"
@@ -164,15 +192,20 @@ def quantities(result: Result) -> dict[str, str]:
     return names
 
 
+def _check_colour(result: Result, color: str) -> None:
+    """ValueError unless ``color`` is one of the result's colour :func:`quantities`."""
+    available = quantities(result)
+    if color not in available:
+        raise ValueError(f"unknown colour quantity {color!r}; this {result.kind} result has: "
+                         + ", ".join(available))
+
+
 def _colour_values(result: Result, k: int, u: np.ndarray, color: str
                    ) -> np.ndarray | list[np.ndarray]:
     """Values of ``color`` at step k drawn with DOF vector u: (n_nodes,) nodal magnitudes, or a
     list over groups of (n_el,) element values (NaN in groups without that output)."""
     layout = _layout(result)
-    available = quantities(result)
-    if color not in available:
-        raise ValueError(f"unknown colour quantity {color!r}; this {result.kind} result has: "
-                         + ", ".join(available))
+    _check_colour(result, color)
     # nodal magnitudes: the model's nodes, then the modal bodies' FE nodes
     if color == "displacement":
         moved = [layout.positions(u) - layout.coordinates]
@@ -460,6 +493,13 @@ def render(result: Result, out: str | Path | None = None, step: int = -1, color:
     """
     if out is not None:
         out = _check_suffix(out, IMAGE_SUFFIXES)
+    # the arguments checked before the off-screen window is opened (draw_scene checks them again)
+    result, window_size = _result(result, "render"), _window(window_size)
+    _layout(result)
+    _step(result, step)
+    _checked_scale(scale)
+    if color is not None:
+        _check_colour(result, color)
     return _photograph(window_size, lambda plotter: draw_scene(
         plotter, result, step, color, scale, show_reference, title, camera, plotter_bounds, clim, cmap), out)
 
@@ -472,9 +512,10 @@ def draw_scene(plotter: "pyvista.Plotter", result: Result, step: int = -1, color
     of :func:`render`, same arguments), to add your own items before taking the screenshot.
     Named actors: ``structure``, ``supports``, ``joints`` (when there are any), ``reference``,
     ``title``; the axes triad is the renderer's ``axes_actor``."""
+    result = _result(result, "draw_scene")
     layout = _layout(result)
     k = _step(result, step)
-    u = _state(result, k, scale)
+    u = _state(result, k, _checked_scale(scale))
     values = colour = None
     if color is not None:
         values = _colour_values(result, k, u if result.kind == "modes" else _state(result, k, None), color)
@@ -498,6 +539,7 @@ def render_sequence(result: Result, out: str | Path | None = None, steps: Sequen
     ``steps`` default: about ten steps evenly over the result. ``color`` and ``cmap`` as in
     :func:`render`, with one colour range over all drawn steps.
     """
+    result, window_size = _result(result, "render_sequence"), _window(window_size)
     pv = _pyvista()
     layout = _layout(result)
     if out is not None:
@@ -536,8 +578,7 @@ def render_sequence(result: Result, out: str | Path | None = None, steps: Sequen
 def frame_steps(n_steps: int, every: int = 1, max_frames: int = 200) -> np.ndarray:
     """Steps drawn by :func:`animate`: every ``every``-th step from 0, thinned evenly to at most
     ``max_frames`` (keeping the first and the last of them)."""
-    if every < 1 or max_frames < 1:
-        raise ValueError(f"every and max_frames must be at least 1, got {every} and {max_frames}")
+    every, max_frames = integer(every, "every (steps)", low=1), integer(max_frames, "max_frames", low=1)
     steps = np.arange(0, n_steps, every)
     if len(steps) > max_frames:
         steps = steps[np.unique(np.round(np.linspace(0, len(steps) - 1, max_frames)).astype(int))]
@@ -557,6 +598,9 @@ def animate(result: Result, out: str | Path, every: int = 1, fps: float = 15, co
     A GIF stores consecutive identical frames once, with their durations added.
     """
     out = _check_suffix(out, MOVIE_SUFFIXES)
+    result, window_size = _result(result, "animate"), _window(window_size)
+    fps = real(fps, "animate: fps (frames per second)", low=0.0, low_open=True)
+    scale = _checked_scale(scale)
     if out.suffix.lower() == ".mp4":
         _require_mp4_writer()
     layout = _layout(result)
@@ -635,6 +679,7 @@ def render_modes(modes: Any, out: str | Path, n: int = 4, scale: float | None = 
         raise ValueError(f"render_modes needs mode shapes (a result of kind 'modes'), got "
                          f"{getattr(modes, 'kind', type(modes).__name__)!r}")
     out = _check_suffix(out, IMAGE_SUFFIXES)
+    window_size, scale = _window(window_size), _checked_scale(scale)
     layout = _layout(modes)
     n = min(int(n), modes.n_steps)
     if n < 1:
