@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 import numpy as np
 
 from flexmb.model import ROTATION_NAMES, TRANSLATION_NAMES, ModelError
+from flexmb.model_digest import model_digest
 from flexmb.sensors import Sensor, Snapshot, check_sensors, evaluate_sensors, sensor_components, sensor_unit
 
 logger = logging.getLogger("flexmb")
@@ -162,6 +163,9 @@ class ModelLayout:
     joint_kinds: list[str] = field(default_factory=list)
     #: DOFs that belong to no node (modal bodies' modal coordinates), numbered after the nodal DOFs
     n_internal: int = 0
+    #: hash of the model's data per part (:func:`flexmb.model_digest.model_digest`); empty when
+    #: not known (a layout made by hand, a file written before digests)
+    digest: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def from_assembly(cls, asm: Assembly) -> "ModelLayout":
@@ -194,6 +198,7 @@ class ModelLayout:
             layout.joint_sides = np.array([(j.a, j.b) for j in model.joints], dtype=np.int64)
             layout.joint_kinds = [j.kind for j in model.joints]
         layout.n_internal = asm.dofs.n_dof - asm.dofs.n_node_dofs
+        layout.digest = model_digest(model)
         return layout
 
     def differences(self, other: "ModelLayout") -> list[str]:
@@ -399,7 +404,7 @@ class Event:
     a restart."""
 
     at: float                   # time or load factor
-    kind: str                   # "cutback", "warning", "error", "restart"
+    kind: str                   # "cutback", "warning", "error", "restart", "round-off", "retry"
     message: str
 
 
@@ -511,6 +516,12 @@ class Result:
         if self._file is not None:
             self._to_file(self._file.event, event)
 
+    def note_round_off(self, at: float, log: NewtonLog) -> None:
+        """Enter in the run log the first solve that ended at the residual's round-off floor
+        (:meth:`flexmb.integrators.newton.NewtonLog.round_off_note`); later ones are not logged."""
+        if log.criterion in ("round-off", "stagnation") and not any(e.kind == "round-off" for e in self.events):
+            self.log_event(at, "round-off", log.round_off_note())
+
     def format_log(self) -> str:
         """The run log as text, one line per event."""
         if not self.events:
@@ -600,9 +611,12 @@ class Result:
 
     def save(self, path: str | Path, overwrite: bool = False) -> Path:
         """Write the whole result to one HDF5 file (see :mod:`flexmb.io.result_file`); an existing
-        file is replaced only with ``overwrite=True``."""
-        written = self.attach_file(path, overwrite)
-        self.close_file()
+        file is replaced only with ``overwrite=True``. The file is complete or not there: a
+        failed write (disk full) raises :class:`ResultFileError` and leaves an existing file as it was."""
+        from flexmb.io.result_file import save_result
+
+        written = save_result(self, path, overwrite)
+        self._closed_file = (str(written), "finished")
         return written
 
     # ------------------------------------------------------------ accessors

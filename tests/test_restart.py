@@ -145,7 +145,9 @@ def test_a_run_stopped_by_a_failing_load_continues_from_its_last_step(tmp_path):
         fm.integrate(pendulum(flaky_push), 0.05, 1.0, save_to=path)
     stopped = fm.load_result(path)
     assert stopped.meta["status"] == "failed" and np.isclose(stopped.t[-1], 0.3), stopped.t
-    continued = fm.integrate(pendulum(push), 0.05, 1.0, restart_from=path)
+    with pytest.raises(fm.ModelError, match="differs from the one that wrote the file in its loads"):
+        fm.integrate(pendulum(push), 0.05, 1.0, restart_from=path)
+    continued = fm.integrate(pendulum(push), 0.05, 1.0, restart_from=path, allow_changed=True)   # the load is fixed
     one = fm.integrate(pendulum(push), 0.05, 1.0)
     differences = relative_differences(one, continued)
     assert max(differences.values()) <= RESTART_TOL, differences
@@ -180,7 +182,7 @@ def test_a_killed_run_continues_from_its_last_flushed_step(tmp_path):
     asm, v0 = double_pendulum()
     asm.model.add_load(7, "uy", 0.0)
     asm = fm.Assembly(asm.model)
-    continued = fm.integrate(asm, 0.005, 0.2, restart_from=path)
+    continued = fm.integrate(asm, 0.005, 0.2, restart_from=path, allow_changed=True)   # the killing load is gone
     one = fm.integrate(asm, 0.005, 0.2, v0=v0)
     differences = relative_differences(one, continued)
     assert max(differences.values()) <= RESTART_TOL, differences
@@ -234,3 +236,54 @@ def test_a_restart_refuses_what_it_cannot_continue(tmp_path):
             fm.integrate(asm, 0.1, 2.0, restart_from=path)
     finally:
         writer.close()
+
+
+def readme_chain(tip_mass: float = 0.0) -> fm.Model:
+    """The README's three links hinged in a chain at the origin, under gravity; optionally a
+    point mass at the tip (node 3)."""
+    model = fm.Model(dim=2)
+    nodes = model.add_nodes([[0.0, 0.0], [1.0, 0.0], [2.0, 0.0], [3.0, 0.0]])
+    model.add_truss([[0, 1], [1, 2], [2, 3]], EA=1e7, rho_A=1.0, name="links")
+    model.fix(nodes[0])
+    model.set_gravity([0.0, -9.81])
+    if tip_mass:
+        model.add_point_mass(nodes[3], tip_mass)
+    return model
+
+
+def test_a_restart_refuses_a_changed_model_unless_allowed(tmp_path):
+    """The file holds a hash of the model's data per part: a restart of the chain that gained a
+    5 kg tip mass is refused naming the masses, as are changed properties, nodes, loads and
+    gravity; with allow_changed=True it continues, and the total energy jumps at the restart
+    by exactly the new mass's kinetic energy, 5 kg |v_tip|^2 / 2 (work and strain continue)."""
+    path = tmp_path / "run.h5"
+    first = fm.integrate(readme_chain(), 0.01, 0.25, save_to=path)
+    before = path.read_bytes()
+
+    def changed(edit) -> fm.Model:
+        model = readme_chain()
+        edit(model)
+        return model
+
+    refusals = {"point masses": changed(lambda m: m.add_point_mass(3, 5.0)),
+                "element group 0 \\('links'\\)": changed(lambda m: m.groups[0].EA.__setitem__(1, 2e7)),
+                "node coordinates": changed(lambda m: m.coordinates.__setitem__((3, 1), 1e-3)),
+                "loads": changed(lambda m: m.add_load(3, "ux", lambda t: 0.1 * t)),
+                "gravity": changed(lambda m: m.set_gravity([0.0, -9.80]))}
+    for part, model in refusals.items():
+        with pytest.raises(fm.ModelError, match=f"differs from the one that wrote the file in its {part}; pass "
+                                                "allow_changed=True"):
+            fm.integrate(model, 0.01, 0.5, restart_from=path)
+    assert path.read_bytes() == before, "a refused restart must leave the file alone"
+    fm.integrate(readme_chain(), 0.01, 0.3, restart_from=path, save_to=tmp_path / "same.h5")   # the same model
+
+    heavier = fm.integrate(readme_chain(tip_mass=5.0), 0.01, 0.5, restart_from=path, allow_changed=True)
+    k = first.n_steps - 1                                                    # the restart step, t = 0.25 s
+    v_tip = np.array([heavier.velocity(3, "ux")[k], heavier.velocity(3, "uy")[k]])
+    jump = heavier.total_energy[k + 1] - heavier.total_energy[k]
+    expected = 0.5 * 5.0 * v_tip @ v_tip
+    print(f"kinetic energy {heavier.kinetic[k]:.3f} -> {heavier.kinetic[k + 1]:.3f} J; total energy jump "
+          f"{jump:.6f} J, 5 kg |v|^2 / 2 = {expected:.6f} J")
+    assert abs(jump - expected) <= 1e-9 * expected, f"the jump misses 5 kg |v_tip|^2 / 2 by {jump - expected:.2e} J"
+    drift = np.abs(heavier.total_energy[k + 1:] - heavier.total_energy[k + 1]).max()
+    assert drift <= 1e-9 * expected, f"the changed model's energy drifts by {drift:.2e} J after the restart"

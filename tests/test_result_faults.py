@@ -217,3 +217,70 @@ def test_a_format_version_1_file_is_still_read(tmp_path):
     assert r.events[0].message == "step dt = 0.01 s did not converge"
     with pytest.raises(fm.ModelError, match="format version 1"):
         fm.integrate(pendulum_chain(), DT, 0.05, restart_from=path)
+
+
+def test_every_writer_on_a_full_disk_names_its_file_and_leaves_nothing_half_written(tmp_path):
+    """A file size limit smaller than each output: write_xdmf, write_vtu_series, NaturalModes.save,
+    BucklingResult.save, Result.save and integrate(save_to=...) each raise one clear error naming
+    its file (no crash), leave no partial file or scratch folder, and leave the files they were to
+    replace as they were."""
+    out = tmp_path / "out"
+    out.mkdir()
+    old = {name: f"an older {name}\n".encode() for name in ("modes.h5", "buckling.h5", "saved.h5", "run.h5",
+                                                             "run.xdmf", "run.xdmf.h5")}
+    for name, content in old.items():
+        (out / name).write_bytes(content)
+    done = run_in_subprocess(f"""
+        import resource, signal
+        import numpy as np
+        import flexmb as fm
+        from flexmb.io.export import write_vtu_series, write_xdmf
+        import h5py, meshio, meshio.xdmf                            # imported before the limit
+        out = {str(out)!r}
+        m = fm.Model(dim=2)
+        n = m.add_nodes(np.c_[np.linspace(0.0, 2.0, 41), np.zeros(41)])
+        m.add_beam2d(np.c_[n[:-1], n[1:]], EA=1e6, EI=1e2, rho_A=1.0, name="beam")
+        m.fix(n[0])
+        m.set_gravity([0.0, -9.81])
+        history = fm.integrate(m, 0.01, 0.2, progress=False)
+        modes = fm.natural_modes(m, 4)
+        m.add_load(n[-1], "ux", -1.0)
+        buckling = fm.linear_buckling(m, n_modes=2)
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)               # the write fails with EFBIG instead
+        resource.setrlimit(resource.RLIMIT_FSIZE, (3000, 3000))    # each output is larger
+        writers = {{"write_xdmf": lambda: write_xdmf(history, out + "/run.xdmf", overwrite=True),
+                   "write_vtu_series": lambda: write_vtu_series(history, out + "/vtu"),
+                   "NaturalModes.save": lambda: modes.save(out + "/modes.h5", overwrite=True),
+                   "BucklingResult.save": lambda: buckling.save(out + "/buckling.h5", overwrite=True),
+                   "Result.save": lambda: history.save(out + "/saved.h5", overwrite=True),
+                   "integrate": lambda: fm.integrate(m, 0.01, 0.2, save_to=out + "/run.h5", overwrite=True),
+                   "integrate, new file": lambda: fm.integrate(m, 0.01, 0.2, save_to=out + "/new.h5")}}
+        for name, write in writers.items():
+            try:
+                write()
+                print(name, "wrote its file")
+            except OSError as exc:
+                print(name, "|", type(exc).__name__, "|", exc)
+        """)
+    assert done.returncode == 0, f"the writers did not all return ({done.returncode}):\n{done.stderr}"
+    reports = dict(line.split(" | ", 1) for line in done.stdout.strip().splitlines())
+    assert len(reports) == 7, done.stdout
+    expect = {"write_xdmf": ("ExportError", rf"cannot write {out}/run.xdmf: writing {out}/run.xdmf.h5 failed"),
+              "write_vtu_series": ("ExportError", rf"cannot write {out}/vtu/result.pvd: writing "
+                                                  rf"{out}/vtu/result_0000\d.vtu failed"),
+              "NaturalModes.save": ("ResultFileError", f"result file {out}/modes.h5: writing failed"),
+              "BucklingResult.save": ("ResultFileError", f"result file {out}/buckling.h5: writing failed"),
+              "Result.save": ("ResultFileError", f"result file {out}/saved.h5: writing failed"),
+              "integrate": ("ResultFileError", f"result file {out}/run.h5: cannot write it"),
+              "integrate, new file": ("ResultFileError", f"result file {out}/new.h5: cannot write it")}
+    for name, (kind, start) in expect.items():
+        got_kind, message = reports[name].split(" | ")
+        assert got_kind == kind and re.match(start, message), f"{name}: {reports[name]}"
+        assert "File too large [EFBIG]" in message, f"{name}: {message}"
+        kept = "nothing was written" if kind == "ExportError" else "no file was made" if "new" in name else \
+            "is as it was before"
+        assert kept in message, f"{name} does not say what it kept: {message}"
+    left = sorted(p.name for p in out.rglob("*"))
+    assert left == sorted([*old, "vtu"]), f"left behind: {sorted(set(left) - set(old))}"
+    for name, content in old.items():
+        assert (out / name).read_bytes() == content, f"{name} was changed by a failed write"

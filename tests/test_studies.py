@@ -179,7 +179,27 @@ def test_chosen_quantities(tmp_path):
     assert list(only_y.table.columns) == ["variant", "x", "y", "seconds", "worker", "error"]
     missing = Study("flaky", flaky_run, grid(x=[0.0]), quantities=("y", "z")).run(out=tmp_path / "b", serial=True,
                                                                                     progress=False)
-    assert missing.table["error"][0].startswith("ModelError: run returned no 'z' (it returned ['v', 'y'])")
+    vid = missing.table["variant"][0]
+    assert missing.table["error"][0].startswith(f"ModelError: run function 'flaky_run' for variant {vid} {{'x': 0.0}} "
+                                                "returned no 'z' (it returned ['v', 'y'])")
+
+
+def returns_nothing(p: dict) -> dict | None:
+    """A run that forgot its quantities for x >= 1: {} for x = 1, None (no return) for x = 2."""
+    if p["x"] == 0.0:
+        return {"y": 1.0}
+    return {} if p["x"] == 1.0 else None
+
+
+def test_a_run_that_returns_no_quantity_fails_its_variant_naming_it(tmp_path):
+    result = Study("forgetful", returns_nothing, grid(x=[0.0, 1.0, 2.0])).run(out=tmp_path, serial=True,
+                                                                            progress=False)
+    t = result.table
+    assert list(t["error"] == "") == [True, False, False], t[["x", "error"]]
+    for row, got in ((1, "an empty dict"), (2, "None")):
+        assert t["error"][row].startswith(f"ModelError: run function 'returns_nothing' for variant {t['variant'][row]} "
+                                          f"{{'x': {float(row)}}} returned no quantity ({got})"), t["error"][row]
+    assert np.isnan(t["y"][1]) and np.isnan(t["y"][2]) and t["y"][0] == 1.0
 
 
 def test_one_run_per_folder_and_study_names_checked(tmp_path):

@@ -13,6 +13,7 @@ was never interrupted.
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import warnings
 from contextlib import closing
@@ -22,11 +23,12 @@ import numpy as np
 
 from flexmb.assembly import Assembly
 from flexmb.checks import FlexmbWarning, check_integrate
-from flexmb.integrators.newton import (MODIFIED_NEWTON_MIN_SIZE, NewtonFailure, NewtonSettings, SingularJacobian,
-                                       newton_solve)
+from flexmb.integrators.newton import (MAX_ROTATION_CORRECTION, MODIFIED_NEWTON_MIN_SIZE, NewtonFailure, NewtonLog,
+                                       NewtonSettings, SingularJacobian, newton_solve)
 from flexmb.integrators.dissipative import DISSIPATIVE_SCHEMES
 from flexmb.integrators.schemes import SCHEMES, MidPoint, Scheme, State
 from flexmb.model import Model, ModelError
+from flexmb.model_digest import changed_parts
 from flexmb.multibody.initial import check_initial_state
 from flexmb.progress import Progress
 from flexmb.results import ModelLayout, TimeHistory, load_result
@@ -36,8 +38,6 @@ logger = logging.getLogger("flexmb")
 #: every time integration scheme by name; the dissipative ones take ``rho_inf``
 ALL_SCHEMES = {**SCHEMES, **DISSIPATIVE_SCHEMES}
 
-#: largest rotation correction (rad) of one Newton iteration in time integration
-MAX_ROTATION_CORRECTION = 0.5
 
 
 class TimeIntegrationError(RuntimeError):
@@ -60,7 +60,7 @@ def integrate(model: Model | Assembly, dt: float, t_end: float, scheme: str = "m
               progress: bool | None = None, save_to: str | Path | None = None,
               keep_newton_logs: bool = False, max_steps: int | None = None, overwrite: bool = False,
               restart_from: str | Path | None = None, cutback_check: str = "error",
-              rho_inf: float | None = None) -> TimeHistory:
+              rho_inf: float | None = None, allow_changed: bool = False) -> TimeHistory:
     """Integrate from ``t0`` to ``t_end`` with steps ``dt`` (s).
 
     Parameters
@@ -93,6 +93,9 @@ def integrate(model: Model | Assembly, dt: float, t_end: float, scheme: str = "m
         with ``save_to`` naming another file, all steps are written there), the run log records
         the restart, and the work (so the total energy) continues. The returned history holds
         every step from the file's start.
+    allow_changed : continue ``restart_from`` with a model whose data (coordinates, element
+        properties, masses, supports, loads, ...) differ from the run that wrote the file, which
+        is refused otherwise (the file stores a hash of the model's data, :mod:`flexmb.model_digest`).
     cutback_check : what to do when a cut-back's two half steps and the full step, solved again
         from their result, lead to different solutions (:func:`_verify_cutback`: they let in
         different work, or end apart): ``"error"`` stops the run with :class:`BranchChangeError`,
@@ -119,7 +122,7 @@ def integrate(model: Model | Assembly, dt: float, t_end: float, scheme: str = "m
     asm = model if isinstance(model, Assembly) else Assembly(model)
     restarted: tuple[TimeHistory, State] | None = None
     if restart_from is not None:
-        restarted = _restart_point(asm, Path(restart_from), scheme, dt, t0, u0, v0, rho_inf)
+        restarted = _restart_point(asm, Path(restart_from), scheme, dt, t0, u0, v0, rho_inf, allow_changed)
         t0 = restarted[0].meta["t0"]
     check_integrate(asm, dt, t_end, t0, u0, v0, newton, max_cutbacks, output_every, max_steps)
     if scheme not in ALL_SCHEMES:
@@ -191,9 +194,12 @@ def integrate(model: Model | Assembly, dt: float, t_end: float, scheme: str = "m
 
 
 def _restart_point(asm: Assembly, path: Path, scheme: str, dt: float, t0: float, u0: np.ndarray | None,
-                   v0: np.ndarray | None, rho_inf: float | None = None) -> tuple[TimeHistory, State]:
+                   v0: np.ndarray | None, rho_inf: float | None = None,
+                   allow_changed: bool = False) -> tuple[TimeHistory, State]:
     """The history in result file ``path`` (every complete step) and the scheme's state at its
-    last step; refuses a file that does not belong to this model, scheme and dt."""
+    last step; refuses a file that does not belong to this model (its nodes, DOFs, groups and
+    joints; and, unless ``allow_changed``, the data of its parts by the hashes in the file),
+    scheme and dt."""
     where = f"restart_from {path}"
     if u0 is not None or v0 is not None:
         raise ModelError(f"{where}: the initial state comes from the file; do not pass u0 or v0")
@@ -205,10 +211,20 @@ def _restart_point(asm: Assembly, path: Path, scheme: str, dt: float, t0: float,
     if "t0" not in history.meta or np.size(history.a[-1]) == 0:
         raise ModelError(f"{where}: the file was written by an older flexmb (format version 1) without the "
                          "accelerations a restart needs; run again from the start")
-    differences = history.layout.differences(ModelLayout.from_assembly(asm))
+    stored, layout = history.layout, ModelLayout.from_assembly(asm)
+    if stored.digest and stored.coordinates.shape == layout.coordinates.shape:
+        # moved nodes are a change of the model's data (below), not of its numbering
+        differences = stored.differences(dataclasses.replace(layout, coordinates=stored.coordinates))
+    else:
+        differences = stored.differences(layout)
     if differences:
         raise ModelError(f"{where}: the model differs from the one that wrote the file (file vs model): "
                          + "; ".join(differences[:4]))
+    changed = changed_parts(stored.digest, layout.digest, [g.name for g in layout.groups]) if stored.digest else []
+    if changed and not allow_changed:
+        listed = ", ".join(changed[:-1]) + " and " + changed[-1] if len(changed) > 1 else changed[0]
+        raise ModelError(f"{where}: the model differs from the one that wrote the file in its {listed}; pass "
+                         "allow_changed=True to continue with the changed model (its energy then jumps at the restart)")
     if scheme != history.scheme:
         raise ModelError(f"{where}: the run used scheme {history.scheme!r}; a restart continues it with the same "
                          f"scheme (got {scheme!r})")
@@ -347,6 +363,7 @@ def _sub_step(stepper: Scheme, s: State, dt: float, settings: NewtonSettings, hi
     # fixed spatial rotations stay fixed through zero spins; the rest take their prescribed value
     set_presc = asm.prescribed_by_value
     u1[presc[set_presc]] = asm.prescribed_values(s.t + dt)[set_presc]
+    u1_start = u1.copy()
     length = asm.characteristic_length
 
     last = {}                                   # Newton's last evaluation is at its solution
@@ -373,38 +390,72 @@ def _sub_step(stepper: Scheme, s: State, dt: float, settings: NewtonSettings, hi
         J = cs.augmented(ct, jac, asm.dofs.free_position, lam_scale[0], kappa) if tangent else None
         return np.concatenate([res.g[free], kappa * ct.phi]), J, scale
 
+    # the rotations whose Newton corrections are capped (spatial, else planar); without rotations
+    # every unknown (and multiplier) is corrected additively
+    capped = asm.rotation_dofs.ravel() if asm.rotation_dofs.size else asm.planar_rotations
+
     def update(x: np.ndarray, dx: np.ndarray) -> np.ndarray:
         du = np.zeros(asm.n_dof)
         du[free] = dx[:nf]
         u1[free] = x[:nf]
-        if asm.rotation_dofs.size:
+        if capped.size:
             # a nearly free spin mode (a slender beam about its own axis) can ask for several
-            # radians from a small residual far from the solution: cap rotation corrections
-            largest = np.abs(du[asm.rotation_dofs]).max()
+            # radians from a small residual far from the solution, and a coarse planar beam
+            # spinning 0.5 rad per step 1.3 rad at its tip: cap rotation corrections
+            largest = np.abs(du[capped]).max()
             if largest > MAX_ROTATION_CORRECTION:
                 du *= MAX_ROTATION_CORRECTION / largest
                 dx = dx * (MAX_ROTATION_CORRECTION / largest)
         return np.concatenate([stepper.update(s, u1, du)[free], x[nf:] + dx[nf:]])
 
-    x0 = u1[free]
     if cs is not None:
         # Newton works on lambda / lambda_scale: the last multipliers' size, or at the start
         # (no multipliers yet) the force scale of the step's first residual
         largest = float(np.abs(s.lam).max(initial=0.0))
         lam_scale[0] = largest if largest > 0 else (stepper.residual(s, dt, u1).force_scale or idle_scale)
-        x0 = np.concatenate([x0, (s.lam if guess is None else guess.lam) / lam_scale[0]])
-    try:
-        # a small model of one planar beam group solves the whole step in one compiled call (the
-        # same iterates); u1 then holds the solution and the residual terms at it come along
-        modified = x0.size >= MODIFIED_NEWTON_MIN_SIZE
-        solved = stepper.solve_step(s, dt, u1, settings, length) if cs is None and not modified else None
-        if solved is None:
-            # without spatial rotations every unknown (and multiplier) is corrected additively
-            x, log = newton_solve(residual, x0, length, settings, update if asm.rotation_dofs.size else None,
-                                  modified=modified)
-            u1[free] = x[:nf]
-        else:
+    lam0 = (s.lam if guess is None else guess.lam) / lam_scale[0]
+    # a small model of one planar beam group solves the whole step in one compiled call (the
+    # same iterates); u1 then holds the solution and the residual terms at it come along
+    modified = nf + lam0.size >= MODIFIED_NEWTON_MIN_SIZE
+    check_singular = not stepper.regular_inertia
+    magnitudes = asm.round_off_lengths[free]
+    if cs is not None:                                             # the multipliers, scaled to about 1
+        magnitudes = np.concatenate([magnitudes, np.ones(lam0.size)])
+
+    def solve() -> tuple[np.ndarray, NewtonLog]:
+        """Newton from u1 (and lam0); u1 receives the solution."""
+        x0 = u1[free] if cs is None else np.concatenate([u1[free], lam0])
+        solved = (stepper.solve_step(s, dt, u1, settings, length, check_singular) if cs is None and not modified
+                  else None)
+        if solved is not None:
             log, last["res"] = solved
+            return x0, log
+        x, log = newton_solve(residual, x0, length, settings, update if capped.size else None, modified=modified,
+                              magnitudes=magnitudes, check_singular=check_singular)
+        u1[free] = x[:nf]
+        return x, log
+
+    try:
+        try:
+            x, log = solve()
+        except NewtonFailure as exc:
+            # a second start from the other predictor (accelerations, no rigid motion of the rotating
+            # nodes) before a cut-back: where the step Jacobian is near the limit of double precision
+            # (Simo's beam of 16384 elements at dt = 0.04 s: condition 1e15 to 1e17) Newton's fate
+            # depends on its start, and the two starts fail at different steps
+            other = stepper.predict(s, dt, rigid=False) if guess is None else None
+            if other is None or (isinstance(exc, SingularJacobian) and exc.iteration == 0):
+                raise
+            other[presc[set_presc]] = u1_start[presc[set_presc]]
+            if np.array_equal(other, u1_start):
+                raise
+            u1[:] = other
+            try:
+                x, log = solve()
+            except NewtonFailure:
+                raise exc from None
+            history.log_event(s.t, "retry", f"Newton failed from the rigid-motion predictor ({exc.log.summary()}) "
+                                              "and converged from the acceleration predictor")
     except SingularJacobian as exc:
         if exc.iteration == 0:
             # singular at the predictor: structural (no smaller step changes it) unless mass
@@ -412,7 +463,7 @@ def _sub_step(stepper: Scheme, s: State, dt: float, settings: NewtonSettings, hi
             from flexmb.analysis.diagnostics import SingularSystemError, raise_if_structural_in_dynamics
 
             try:
-                raise_if_structural_in_dynamics(asm, exc.matrix, stepper.name, s.t, dt, u1)
+                raise_if_structural_in_dynamics(asm, exc.matrix, stepper.name, s.t, dt, u1_start)
             except SingularSystemError as error:
                 history.log_event(s.t, "error", str(error))
                 error.result = history
@@ -420,6 +471,7 @@ def _sub_step(stepper: Scheme, s: State, dt: float, settings: NewtonSettings, hi
         raise
     if keep_logs:
         history.newton_logs.append(log)
+    history.note_round_off(s.t, log)
     if logger.isEnabledFor(logging.DEBUG):
         logger.debug("t = %.6g s: %d Newton iterations (%s)\n%s", s.t + dt, log.iterations, log.criterion,
                      log.format())

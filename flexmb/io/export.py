@@ -40,18 +40,24 @@ Files written: ``folder/name_00000.vtu ...`` and ``folder/name.pvd`` (:func:`wri
 ``run.xdmf`` and its HDF5 heavy data ``run.xdmf.h5`` (:func:`write_xdmf`; the XDMF name plus
 ``.h5``, so it never takes the name of a result file ``run.h5``). Neither function writes over
 the result file it exports (the file a loaded result was read from) nor, unless
-``overwrite=True``, over any existing file.
+``overwrite=True``, over any existing file. Both write in a scratch folder and move the files
+into place when all are complete: a failed write (disk full) raises :class:`ExportError`
+naming the file and leaves no new file (the heavy data goes through the
+:class:`~flexmb.io.guarded_file.FaultGuard`, so that HDF5 never meets the error).
 """
 from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Sequence
 from xml.etree import ElementTree as ET
 
 import numpy as np
 
+from flexmb.io.guarded_file import FaultGuard
+from flexmb.io.result_file import failure_reason
 from flexmb.model import ModelError
 from flexmb.results import ModelLayout, Result
 
@@ -138,7 +144,9 @@ def write_vtu_series(result: Result, folder: str | Path, name: str = "result", e
     their time values; returns the path of the .pvd (open it in ParaView).
 
     Refuses (before writing anything) a file that is the result's own file, and existing files
-    unless ``overwrite``.
+    unless ``overwrite``. The files are written in a scratch folder inside ``folder`` and moved
+    into place when all are written: a failed export (disk full) raises :class:`ExportError`
+    naming the file, and leaves no new file and the files already in ``folder`` as they were.
     """
     import meshio
 
@@ -148,17 +156,18 @@ def write_vtu_series(result: Result, folder: str | Path, name: str = "result", e
         raise NotADirectoryError(f"{folder} is a file, not a folder for the VTU series")
     paths = vtu_series_paths(result, folder, name, every)
     check_outputs(paths, result, overwrite)
-    folder.mkdir(parents=True, exist_ok=True)
-    collection = ET.Element("VTKFile", type="Collection", version="0.1", byte_order="LittleEndian")
-    datasets = ET.SubElement(collection, "Collection")
-    for k, t, file in zip(steps, _time_values(result, steps), paths):
-        points, cells, point_data, cell_data = step_mesh_data(result, k)
-        meshio.write(file, meshio.Mesh(points, cells, point_data=point_data,
-                                       cell_data=split_cell_data(cell_data, cells)))
-        ET.SubElement(datasets, "DataSet", timestep=repr(t), group="", part="0", file=file.name)
-    ET.indent(collection)
     pvd = paths[-1]
-    ET.ElementTree(collection).write(pvd, encoding="utf-8", xml_declaration=True)
+    with _staged(paths, pvd, "vtu") as staged:
+        collection = ET.Element("VTKFile", type="Collection", version="0.1", byte_order="LittleEndian")
+        datasets = ET.SubElement(collection, "Collection")
+        for k, t, file in zip(steps, _time_values(result, steps), staged):
+            points, cells, point_data, cell_data = step_mesh_data(result, k)
+            _written(file, paths, lambda: meshio.write(file, meshio.Mesh(
+                points, cells, point_data=point_data, cell_data=split_cell_data(cell_data, cells))))
+            ET.SubElement(datasets, "DataSet", timestep=repr(t), group="", part="0", file=file.name)
+        ET.indent(collection)
+        _written(staged[-1], paths, lambda: ET.ElementTree(collection).write(staged[-1], encoding="utf-8",
+                                                                              xml_declaration=True))
     return pvd
 
 
@@ -178,7 +187,8 @@ def write_xdmf(result: Result, path: str | Path, every: int = 1, overwrite: bool
     positions, and the deformed shape is the points plus ``displacement`` (ParaView: Warp By
     Vector on ``displacement``; for modes choose the scale). Point and cell data per step as in
     :func:`step_mesh_data`. Both files are written in a scratch folder beside ``path`` and
-    moved into place at the end, so a failed export leaves no half-written file. Refuses a
+    moved into place at the end, so a failed export leaves no half-written file (a failed
+    write, disk full, raises :class:`ExportError` naming the file). Refuses a
     file that is the result's own file, and existing files unless ``overwrite``. Returns the
     path of the .xdmf file.
     """
@@ -189,26 +199,66 @@ def write_xdmf(result: Result, path: str | Path, every: int = 1, overwrite: bool
         raise ValueError(f"{path}: an XDMF file needs the suffix .xdmf (or .xmf)")
     heavy = xdmf_heavy_data_path(path)
     check_outputs([path, heavy], result, overwrite)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=".flexmb-xdmf-", dir=path.parent) as scratch:
-        # meshio names the heavy data after the stem of the XML file it is given and writes it
-        # in the working directory (meshio issue #1442): stage "run.xdmf.xdmf" in the scratch
-        # folder, working there, to get "run.xdmf.h5" beside it
-        staged = Path(scratch) / (path.name + ".xdmf")
-        cwd = os.getcwd()
-        os.chdir(scratch)
+    with _staged([path, heavy], path, "xdmf") as (staged, staged_heavy):
+        writer = _xdmf_writer(staged, staged_heavy, path)
+        cells = _cells(layout)
         try:
-            with _xdmf_writer(staged) as writer:
-                cells = _cells(layout)
+            with writer:
                 writer.write_points_cells(_reference_points(layout), cells)
+                writer.check()
                 for k, t in zip(steps, _time_values(result, steps)):
                     _, _, point_data, cell_data = step_mesh_data(result, k)
                     writer.write_data(t, point_data=point_data, cell_data=split_cell_data(cell_data, cells))
-        finally:
-            os.chdir(cwd)
-        os.replace(Path(scratch) / heavy.name, heavy)
-        os.replace(staged, path)
+                    writer.check()                        # stop at the first failed write
+        except OSError as exc:
+            if isinstance(exc, ExportError):
+                raise
+            raise ExportError(_not_written(path, path, exc), path, exc) from None   # the XML file
     return path
+
+
+class ExportError(OSError):
+    """An export could not be written (disk full, file size limit, ...): ``path`` is the file
+    that failed, ``cause`` the operating system's error. Nothing of the export was kept."""
+
+    def __init__(self, message: str, path: Path, cause: BaseException | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+        self.cause = cause
+
+
+@contextmanager
+def _staged(paths: Sequence[Path], main: Path, kind: str) -> Iterator[list[Path]]:
+    """Write ``paths`` (all in one folder) as the same names in a scratch folder beside them
+    (yielded), moved into place when the block ends without error; the scratch folder is removed
+    in any case."""
+    folder = paths[0].parent
+    folder.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=f".flexmb-{kind}-", dir=folder) as scratch:
+        staged = [Path(scratch) / p.name for p in paths]
+        yield staged
+        for i, (source, target) in enumerate(zip(staged, paths)):
+            try:
+                os.replace(source, target)
+            except OSError as exc:
+                moved = ", ".join(p.name for p in paths[:i]) or "none"
+                raise ExportError(f"cannot write {main}: moving {target.name} into place failed: "
+                                  f"{failure_reason(exc)}; files moved in before: {moved}", target, exc) from None
+
+
+def _written(staged: Path, paths: Sequence[Path], write: Callable[[], None]) -> None:
+    """Run ``write`` (of the staged file ``staged``); an OSError becomes an ExportError naming the
+    file of ``paths`` it was to become."""
+    target = next(p for p in paths if p.name == staged.name)
+    try:
+        write()
+    except OSError as exc:
+        raise ExportError(_not_written(paths[-1], target, exc), target, exc) from None
+
+
+def _not_written(main: Path, failed: Path, cause: BaseException) -> str:
+    return (f"cannot write {main}: writing {failed} failed: {failure_reason(cause)}; nothing was written "
+            "(files already there are as they were)")
 
 
 def check_outputs(paths: Sequence[str | Path], result: Result | None = None, overwrite: bool = False,
@@ -264,13 +314,47 @@ def _time_values(result: Result, steps: np.ndarray) -> list[float]:
     return [float(k) for k in steps]
 
 
-def _xdmf_writer(path: Path):
-    """meshio's XDMF time series writer for ``path``, writing a model of beams and shells (line and
-    triangle blocks, an XDMF "Mixed" topology) itself: meshio 5.3 fails on line cells in a Mixed
-    topology (it tries to put the polyline's node count into the line array in place)."""
+def _xdmf_writer(path: Path, heavy: Path, target: Path):
+    """meshio's XDMF time series writer for ``path`` with its heavy data in ``heavy`` (the name of
+    the XDMF file plus ``.h5``; meshio alone would take the stem, in the working directory, meshio
+    issue #1442); ``target`` is the XDMF file ``path`` becomes, named in errors.
+
+    The heavy data is written through a :class:`~flexmb.io.guarded_file.FaultGuard`, so that a
+    failed write (disk full) never reaches HDF5 (h5py then cannot close the file, and the
+    interpreter can crash at exit); ``check`` raises it as an :class:`ExportError`. The writer
+    writes a model of beams and shells (line and triangle blocks, an XDMF "Mixed" topology)
+    itself: meshio 5.3 fails on line cells in a Mixed topology (it tries to put the polyline's
+    node count into the line array in place)."""
+    import h5py
     import meshio
+    from meshio._common import write_xml
 
     class MixedTopologyWriter(meshio.xdmf.TimeSeriesWriter):
+        def __enter__(self) -> "MixedTopologyWriter":
+            self.h5_filename = str(heavy)                     # the XML names its base name
+            self.guard = FaultGuard(os.open(heavy, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o666))
+            try:
+                self.h5_file = h5py.File(self.guard, "w")
+            except BaseException:
+                os.close(self.guard.fd)
+                raise
+            return self
+
+        def __exit__(self, kind, *_) -> None:
+            try:
+                self.h5_file.close()
+            finally:
+                os.close(self.guard.fd)
+            if kind is None:
+                self.check()
+                write_xml(self.filename, self.xdmf_file)
+
+        def check(self) -> None:
+            """Raise the first failed write of the heavy data."""
+            if self.guard.fault is not None:
+                failed = xdmf_heavy_data_path(target)
+                raise ExportError(_not_written(target, failed, self.guard.fault), failed, self.guard.fault)
+
         def cells(self, cells: list[tuple[str, np.ndarray]], grid: ET.Element) -> None:
             if len(cells) == 1:
                 super().cells(cells, grid)

@@ -45,6 +45,12 @@ What is guaranteed
   :class:`~flexmb.results.ResultFileError`: one line naming the file, the cause and the steps the
   file holds. Those steps load with :func:`read_result`. Not guaranteed: a disk that corrupts
   data already written, and durability against power loss (no fsync per block).
+* A file whose first write (the model and the datasets, before any step) fails is not left
+  behind: a new file is removed, and a file that ``overwrite=True`` replaces is written under a
+  temporary name and renamed over the old one only once that write is complete, so the old file
+  stays as it was; the error says so. :func:`save_result` (``Result.save`` and the ``save`` of
+  modes) writes the whole file under a temporary name and renames it when complete: a saved file
+  is whole or not there.
 * A restart (``integrate(..., restart_from=path)``, :meth:`ResultWriter.reopen`) appends to the
   file from its last committed step; the rows past it (an interrupted block) are dropped.
 
@@ -63,7 +69,8 @@ Layout, format version 2 (arrays are float64 unless stated; n = committed steps)
     /committed          (3,) int64: steps, log events and cut-backs written completely
     /model              attrs: dim, joints (JSON list of names), sensors (JSON list of the
                         sensor definitions, :class:`~flexmb.sensors.Sensor`; absent: none),
-                        joint_kinds (JSON list; with joints only)
+                        joint_kinds (JSON list; with joints only), digest (JSON: part -> hash of
+                        the model's data, :mod:`flexmb.model_digest`; older files lack it)
       coordinates       (n_nodes, dim) reference positions, m
       has_rotations     (n_nodes,) uint8: the node carries rotation DOFs
       point_masses      (n_pm, 2) node, mass (kg)
@@ -150,8 +157,12 @@ def _refuse_open_input(path: Path) -> None:
                                   "this run); write the result to another file", path)
 
 
-def _open_for_writing(path: Path, overwrite: bool) -> int:
-    """File descriptor of ``path`` opened for a new result, locked; checks the overwrite policy."""
+def _open_for_writing(path: Path, overwrite: bool) -> tuple[int, Path | None]:
+    """File descriptor of a new result file for ``path``, locked, and checks the overwrite
+    policy: ``path`` itself, made (atomically refusing an existing file), or with ``overwrite``
+    of an existing file a temporary file beside it (returned too, else None) that the writer
+    renames over ``path`` once its first write is complete, so that the old file stays whole if
+    that write fails."""
     if path.suffix.lower() == ".npz":
         raise ValueError(f"{path}: flexmb result files are HDF5; use the suffix .h5")
     if path.is_dir():
@@ -161,30 +172,40 @@ def _open_for_writing(path: Path, overwrite: bool) -> int:
     except OSError as exc:
         raise ResultFileError(f"result file {path}: cannot create its folder {path.parent} ({exc.strerror})", path,
                               cause=exc) from None
+    target, temporary = path, None
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o666)     # atomic: refuses an existing file
-        created = True
     except FileExistsError:
         if not overwrite:
             raise FileExistsError(f"result file {path} exists; pass overwrite=True to replace it "
                                   "(flexmb command line: --force)") from None
         _refuse_open_input(path)
         try:
-            fd = os.open(path, os.O_RDWR)
+            existing = os.open(path, os.O_RDONLY)
         except OSError as exc:
             raise ResultFileError(f"result file {path}: cannot open it for writing ({exc.strerror})", path,
                                   cause=exc) from None
-        created = False
+        try:
+            lock_for_writing(existing, path)                  # refuses a file that another run writes
+        finally:
+            os.close(existing)
+        target = temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        try:
+            fd = os.open(temporary, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o666)
+        except OSError as exc:
+            raise ResultFileError(f"result file {path}: cannot create {temporary.name} beside it ({exc.strerror})",
+                                  path, cause=exc) from None
     except OSError as exc:
+        if isinstance(exc, ResultFileError):
+            raise
         raise ResultFileError(f"result file {path}: cannot create it ({exc.strerror})", path, cause=exc) from None
     try:
         lock_for_writing(fd, path)
-        if not created:
-            os.ftruncate(fd, 0)
     except BaseException:
         os.close(fd)
+        _remove(target)
         raise
-    return fd
+    return fd, temporary
 
 
 # ------------------------------------------------------------------------ writing
@@ -221,8 +242,10 @@ class ResultWriter:
         h5py = _h5py()
         self.path = Path(path)
         self._result = result
-        self._guard = FaultGuard(_open_for_writing(self.path, overwrite))
+        fd, self._temporary = _open_for_writing(self.path, overwrite)
+        self._guard = FaultGuard(fd)
         self._guard.creating = True
+        self._made = False                                    # the first write is complete (and in place)
         try:
             self._f = h5py.File(self._guard, "w", libver="latest")
             f = self._f
@@ -248,10 +271,14 @@ class ResultWriter:
             _create(log, "text", shape=(), dtype=np.uint8, rows=4096)
             self._start(flush_interval, n_steps=0, n_events=0, n_chars=0)
             self._flush()
+            if self._temporary is not None:
+                os.replace(self._temporary, self.path)
+            self._made = True
         except ResultFileError:
             raise
         except BaseException:
             self._abandon()
+            _remove(self._temporary or self.path)
             raise
 
     @classmethod
@@ -262,6 +289,7 @@ class ResultWriter:
         self = cls.__new__(cls)
         self.path = Path(path)
         self._result = result
+        self._made, self._temporary = True, None
         try:
             fd = os.open(self.path, os.O_RDWR)
         except OSError as exc:
@@ -453,8 +481,13 @@ class ResultWriter:
         except Exception:                                     # the cause is the error to report
             pass
         self._shut(clear_flags=True)
-        name = errno.errorcode.get(getattr(cause, "errno", None) or -1, "")
-        reason = (cause.strerror or str(cause)) + (f" [{name}]" if name else "")
+        reason = failure_reason(cause)
+        if not self._made:                                    # the file never held a complete write
+            _remove(self._temporary or self.path)
+            before = (f"{self.path} is as it was before" if self._temporary is not None
+                      else "no file was made")
+            raise ResultFileError(f"result file {self.path}: cannot write it: {reason}; {before}", self.path,
+                                  cause=cause) from None
         holds = f"the file keeps the {self._n} step{'' if self._n == 1 else 's'} written before"
         if self._n:
             holds += f" (up to {self._result.parameter_name} = {self._result.parameter[self._n - 1]:.6g})"
@@ -498,10 +531,67 @@ class ResultWriter:
             raise ResultFileError(f"result file {self.path} is closed", self.path, steps_on_disk=self._n)
 
 
+def failure_reason(cause: BaseException | None) -> str:
+    """The operating system's words for a failed write, with its errno name: "File too large [EFBIG]"."""
+    if cause is None:
+        return "unknown error"
+    name = errno.errorcode.get(getattr(cause, "errno", None) or -1, "")
+    return (getattr(cause, "strerror", None) or str(cause)) + (f" [{name}]" if name else "")
+
+
+def save_result(result: Result, path: str | Path, overwrite: bool = False) -> Path:
+    """Write the whole of ``result`` to the result file ``path`` at once (:meth:`Result.save
+    <flexmb.results.Result.save>`), or nothing: the file is written under a temporary name beside
+    ``path`` and renamed over it when complete, so a failed write (disk full, file size limit)
+    leaves no partial file and an existing ``path`` as it was; the error names ``path``."""
+    path = Path(path)
+    if path.suffix.lower() == ".npz":
+        raise ValueError(f"{path}: flexmb result files are HDF5; use the suffix .h5")
+    if path.is_dir():
+        raise IsADirectoryError(f"result file {path} is a directory")
+    if path.exists():
+        if not overwrite:
+            raise FileExistsError(f"result file {path} exists; pass overwrite=True to replace it "
+                                  "(flexmb command line: --force)")
+        _refuse_open_input(path)
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            lock_for_writing(fd, path)                        # refuses a file that another run writes
+        finally:
+            os.close(fd)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        writer = ResultWriter(temporary, result, flush_interval=float("inf"), overwrite=True)
+        for k in range(result.n_steps):
+            writer.append(result._step_record(k))
+        for event in result.events:
+            writer.event(event)
+        writer.close()
+        os.replace(temporary, path)
+    except ResultFileError as exc:
+        _remove(temporary)
+        kept = f"{path} is as it was before" if path.exists() else "no file was made"
+        raise ResultFileError(f"result file {path}: writing failed: {failure_reason(exc.cause or exc)}; {kept}",
+                              path, cause=exc.cause) from None
+    except BaseException:
+        _remove(temporary)
+        raise
+    return path
+
+
+def _remove(path: Path) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
 def _write_layout(g: h5py.Group, layout: ModelLayout) -> None:
     g.attrs["dim"] = layout.dim
     g.attrs["joints"] = json.dumps(layout.joints)
     g.attrs["n_internal"] = layout.n_internal
+    if layout.digest:
+        g.attrs["digest"] = json.dumps(layout.digest)
     if layout.sensors:
         g.attrs["sensors"] = json.dumps([sensor.to_dict() for sensor in layout.sensors])
     if len(layout.joint_points):
@@ -667,7 +757,8 @@ def _read_layout(g: h5py.Group, read: _Reader, where: str) -> ModelLayout:
                          read(f"{where}/has_rotations").astype(bool), groups, read(f"{where}/point_masses"),
                          read(f"{where}/prescribed"), json.loads(g.attrs.get("joints", "[]")),
                          [Sensor.from_dict(d) for d in json.loads(g.attrs.get("sensors", "[]"))],
-                         n_internal=int(g.attrs.get("n_internal", 0)))
+                         n_internal=int(g.attrs.get("n_internal", 0)),
+                         digest=json.loads(g.attrs.get("digest", "{}")))
     if "joint_points" in g:                                  # files before the joint markers have none
         layout.joint_points, layout.joint_sides = read(f"{where}/joint_points"), read(f"{where}/joint_sides")
         layout.joint_kinds = json.loads(g.attrs["joint_kinds"])

@@ -18,7 +18,8 @@ from flexmb.studies.space import (
            variant_id,
            variants,
 )
+from flexmb.studies.store import StudyFileError
 from flexmb.studies.study import Study
 
-__all__ = ["Space", "Study", "StudyResult", "grid", "latin_hypercube", "load_study", "load_study_script",
+__all__ = ["Space", "Study", "StudyFileError", "StudyResult", "grid", "latin_hypercube", "load_study", "load_study_script",
            "random_samples", "variant_id", "variants"]

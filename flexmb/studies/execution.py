@@ -43,16 +43,18 @@ def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def quantities_of(output: object, selected: Sequence[str] | None) -> dict:
-    """The quantities a ``run`` returned, each a float or a 1-D float array; only ``selected``
-    ones (all when None), every selected one required."""
-    if not isinstance(output, Mapping):
-        raise ModelError(f"run must return a dict of quantities (name -> number or 1-D array), got "
-                         f"{type(output).__name__}")
+def quantities_of(output: object, selected: Sequence[str] | None, run: str = "run") -> dict:
+    """The quantities a ``run`` (its name, for errors) returned, each a float or a 1-D float
+    array; only ``selected`` ones (all when None), every selected one required, at least one."""
+    if not isinstance(output, Mapping) or not output:
+        got = ("an empty dict" if isinstance(output, Mapping) else "None" if output is None
+               else f"a {type(output).__name__}")
+        raise ModelError(f"{run} returned no quantity ({got}): a study's run must return a dict of quantities "
+                         "(name -> number or 1-D array), e.g. {'f1': modes.frequencies_hz[0]}")
     names = list(output) if selected is None else list(selected)
     missing = [name for name in names if name not in output]
     if missing:
-        raise ModelError(f"run returned no {', '.join(map(repr, missing))} (it returned {sorted(output)})")
+        raise ModelError(f"{run} returned no {', '.join(map(repr, missing))} (it returned {sorted(output)})")
     values = {}
     for name in names:
         if not (isinstance(name, str) and name.isidentifier()):
@@ -67,13 +69,15 @@ def quantities_of(output: object, selected: Sequence[str] | None) -> dict:
     return values
 
 
-def evaluate(run: Callable[[dict], Mapping] | bytes, params: dict, selected: Sequence[str] | None) -> Record:
-    """Run one variant; ``run`` may be cloudpickle bytes (a Dask task). An exception is recorded
-    as the variant's error text, with the innermost frame of its traceback."""
+def evaluate(run: Callable[[dict], Mapping] | bytes, params: dict, selected: Sequence[str] | None,
+             vid: str = "") -> Record:
+    """Run one variant (``vid``, its id); ``run`` may be cloudpickle bytes (a Dask task). An
+    exception is recorded as the variant's error text, with the innermost frame of its traceback."""
     function = _unpickled(run) if isinstance(run, bytes) else run
     start = time.perf_counter()
+    name = f"run function {getattr(function, '__qualname__', type(function).__name__)!r} for variant {vid} {params}"
     try:
-        values, error = quantities_of(function(dict(params)), selected), ""
+        values, error = quantities_of(function(dict(params)), selected, name), ""
     except Exception as exc:                               # noqa: BLE001  the variant's result
         frame = traceback.extract_tb(exc.__traceback__)[-1]
         values = {}
@@ -92,7 +96,7 @@ def run_serial(run: Callable, tasks: Sequence[Task], selected: Sequence[str] | N
                done: Callable[[str, dict, Record], None]) -> None:
     """Every task in this process, in order (no Dask: for debugging, and the reference)."""
     for vid, params in tasks:
-        done(vid, params, evaluate(run, params, selected))
+        done(vid, params, evaluate(run, params, selected, vid))
 
 
 def run_on_dask(run: Callable, tasks: Sequence[Task], selected: Sequence[str] | None,
@@ -109,7 +113,7 @@ def run_on_dask(run: Callable, tasks: Sequence[Task], selected: Sequence[str] | 
     payload = cloudpickle.dumps(run)
     with _client(scheduler, workers, retries, len(tasks)) as client:
         run_token = uuid.uuid4().hex[:8]                  # keys unique to this run on a shared scheduler
-        futures = {client.submit(evaluate, payload, params, selected, key=f"flexmb-variant-{vid}-{run_token}"):
+        futures = {client.submit(evaluate, payload, params, selected, vid, key=f"flexmb-variant-{vid}-{run_token}"):
                    (vid, params) for vid, params in tasks}
         for future in as_completed(futures):
             vid, params = futures[future]

@@ -7,13 +7,16 @@ columns ``f[0] f[1] f[2]``), ``seconds`` (the run's time), ``worker`` (``host:pi
 """
 from __future__ import annotations
 
+import os
 import shutil
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from flexmb.studies.store import FILE_NAME, StoredStudy, read_study
+from flexmb.io.result_file import failure_reason
+from flexmb.studies.store import FILE_NAME, StoredStudy, StudyFileError, read_study
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -83,22 +86,39 @@ class StudyResult:
 
     def write(self, folder: str | Path | None = None) -> list[Path]:
         """Write ``summary.csv``, ``summary.md`` and the plots to ``folder`` (default: the study's
-        folder; elsewhere ``study.h5`` is copied too); returns the files written."""
+        folder; elsewhere ``study.h5`` is copied too); returns the files written. They are written
+        in a scratch folder and moved into place together: a failed write (disk full) raises
+        :class:`~flexmb.studies.store.StudyFileError` naming the file and leaves the files in
+        ``folder`` as they were."""
         from flexmb.studies import plots
 
         folder = Path(folder) if folder is not None else self.path.parent
         folder.mkdir(parents=True, exist_ok=True)
-        written = []
-        if folder.resolve() != self.path.parent.resolve():
-            written.append(Path(shutil.copy2(self.path, folder / FILE_NAME)))
-        self.table.to_csv(folder / "summary.csv", index=False)
-        (folder / "summary.md").write_text(self.summary() + "\n")
-        written += [folder / "summary.csv", folder / "summary.md"]
-        pictures = plots.write_plots(self, folder)
-        if pictures:
-            with open(folder / "summary.md", "a") as f:
-                f.write("\n## Plots\n\n" + "\n".join(f"![{p.stem}]({p.name})" for p in pictures) + "\n")
-        return written + pictures
+        with tempfile.TemporaryDirectory(prefix=".flexmb-summary-", dir=folder) as scratch:
+            scratch = Path(scratch)
+            current = FILE_NAME
+            try:
+                written = []
+                if folder.resolve() != self.path.parent.resolve():
+                    written.append(Path(shutil.copy2(self.path, scratch / FILE_NAME)))
+                current = "summary.csv"
+                self.table.to_csv(scratch / current, index=False)
+                current = "summary.md"
+                (scratch / current).write_text(self.summary() + "\n")
+                written += [scratch / "summary.csv", scratch / "summary.md"]
+                current = "the plots"
+                pictures = plots.write_plots(self, scratch)
+                if pictures:
+                    current = "summary.md"
+                    with open(scratch / current, "a") as f:
+                        f.write("\n## Plots\n\n" + "\n".join(f"![{p.stem}]({p.name})" for p in pictures) + "\n")
+            except OSError as exc:
+                raise StudyFileError(f"cannot write the summary of study {self.name} in {folder}: writing {current} "
+                                     f"failed: {failure_reason(exc)}; nothing was written there ({self.path} holds "
+                                     "the results)", folder / current, cause=exc) from None
+            for staged in written + pictures:
+                os.replace(staged, folder / staged.name)
+        return [folder / p.name for p in written + pictures]
 
 
 def load_study(folder: str | Path) -> StudyResult:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import closing
 from pathlib import Path
 
 from flexmb.checks import ModelError
@@ -78,7 +77,10 @@ class Study:
             environment variable ``FLEXMB_SCHEDULER``, else a local cluster).
         serial : run in this process without Dask (debugging; the reference of the others).
         resume : continue the study in ``out``: completed variants are not computed again,
-            failed ones are.
+            failed ones are, and so are those whose record in the file is damaged.
+
+        Raises :class:`~flexmb.studies.store.StudyFileError` when ``study.h5`` cannot be
+        written (disk full); the file keeps every variant recorded before.
         quick : use ``quick_space``.
         progress : show a bar of done/total variants and failures (default: on a terminal).
         retries : how often a variant is re-run after its worker died (local cluster; a running
@@ -97,7 +99,7 @@ class Study:
             scheduler = scheduler or os.environ.get(execution.SCHEDULER_VARIABLE) or None
         space = self.quick_space if quick and self.quick_space is not None else self.space
         folder = Path(out) if out is not None else Path(DEFAULT_FOLDER) / self.name
-        with closing(StudyStore(folder, self.name, self.description, space, resume)) as store:
+        with StudyStore(folder, self.name, self.description, space, resume) as store:
             tasks = [(vid, p) for vid, p in zip(space.ids, space) if vid not in store.done]
             finished, failed = len(space) - len(tasks), 0
             bar = Progress(len(space), self.name, unit="variants", enabled=progress)
