@@ -118,7 +118,9 @@ class Assembly:
         self._setup_directors()
         self._setup_modal_frames()
         self._setup_fused_groups()
-        self._planar_rotations = self.dofs.first[self.dofs.has_rotations] + 2 if model.dim == 2 else None
+        #: the rotation DOFs (rz) of the planar nodes that have one (n_r,), empty in 3D
+        self.planar_rotations = (self.dofs.first[self.dofs.has_rotations] + 2 if model.dim == 2
+                                 else np.zeros(0, dtype=np.int64))
 
     def set_time(self, t: float) -> None:
         """Set the time (s; in statics the load factor) at which the groups whose forces depend on it
@@ -420,6 +422,25 @@ class Assembly:
                                     np.concatenate(cols + empty))), shape=(nd, nd)) + sp.diags(point)).tocsr()
         self.mass_data = self.matrix_data(element_masses)
         self.mass_data[self._diag_positions] += point[self.dofs.free]
+
+    @cached_property
+    def round_off_lengths(self) -> np.ndarray:
+        """Size of every DOF beyond its value (n_dof,; m at translations, rad at rotations): the
+        largest extent of the elements at the node (the largest distance between two nodes of one
+        of them) at its translations, 1 rad at rotations, zero at internal DOFs. Element kernels
+        form their strains from edge vectors, whose round-off is eps times these lengths; Newton's
+        round-off test (:func:`flexmb.integrators.newton.at_round_off`) compares its corrections
+        with them. Translation-invariant, and independent of where the model sits."""
+        lengths = np.zeros(self.dofs.n_dof)
+        extent = np.zeros(self.model.n_nodes)                                  # (n_nodes,), m
+        for g, X in zip(self.groups, self._X):
+            if X.shape[1] < 2:
+                continue
+            span = np.linalg.norm(X[:, :, None, :] - X[:, None, :, :], axis=-1).max(axis=(1, 2))   # (n_el,)
+            np.maximum.at(extent, g.connectivity, span[:, None])
+        lengths[:self.dofs.n_node_dofs] = 1.0                    # the nodes' rotations; translations next
+        lengths[self.dofs.translations()] = extent[:, None]
+        return lengths
 
     @cached_property
     def inertia_scale(self) -> float:
@@ -797,7 +818,7 @@ class Assembly:
         tr = self.dofs.translations()
         x = self.model.coordinates + u[tr]
         pt = p[tr]                                                         # (n_nodes, 2)
-        L = np.array([x[:, 0].dot(pt[:, 1]) - x[:, 1].dot(pt[:, 0]) + p[self._planar_rotations].sum()])
+        L = np.array([x[:, 0].dot(pt[:, 1]) - x[:, 1].dot(pt[:, 0]) + p[self.planar_rotations].sum()])
         for i, k in self.configuration_masses:
             # HermiteMass2D.energy_and_angular_momentum's kernel, called without its wrapper's import
             ed = self._edofs[i]
@@ -821,7 +842,7 @@ class Assembly:
         x = self.model.coordinates + u[tr]
         pt = p[tr]                                                         # (n_nodes, dim)
         if self.model.dim == 2:
-            L = np.array([x[:, 0] @ pt[:, 1] - x[:, 1] @ pt[:, 0] + p[self._planar_rotations].sum()])
+            L = np.array([x[:, 0] @ pt[:, 1] - x[:, 1] @ pt[:, 0] + p[self.planar_rotations].sum()])
             for i, k in self.configuration_masses:
                 ed = self._edofs[i]
                 L += k.energy_and_angular_momentum(u[ed], v[ed], self._element_stretch(i, stretch))[1]

@@ -110,12 +110,14 @@ def _log_record(log) -> tuple:
 
 
 @pytest.mark.filterwarnings("ignore::flexmb.FlexmbWarning")        # the cut-backs' branch-change warnings
-@pytest.mark.parametrize("case", ["plain", "cut-backs", "failure"])
+@pytest.mark.parametrize("case", ["plain", "cut-backs", "failure", "round-off"])
 def test_compiled_newton_solve_equals_newton_solve(case, monkeypatch):
     asm, v0 = _spinning_beam()
+    # "round-off": no residual or increment test can pass, so every step ends by the round-off test
     kw = {"plain": dict(), "cut-backs": dict(newton=NewtonSettings(max_iterations=3), cutback_check="warn"),
-          "failure": dict(newton=NewtonSettings(max_iterations=1), max_cutbacks=1)}[case]
-    dt = {"plain": 0.05, "cut-backs": 0.4, "failure": 0.05}[case]
+          "failure": dict(newton=NewtonSettings(max_iterations=1), max_cutbacks=1),
+          "round-off": dict(newton=NewtonSettings(residual_tol=0.0, increment_tol=0.0, stagnation_tol=0.0))}[case]
+    dt = {"plain": 0.05, "cut-backs": 0.4, "failure": 0.05, "round-off": 0.05}[case]
     fast = _run(asm, v0, dt, 20, False, monkeypatch, **kw)
     slow = _run(asm, v0, dt, 20, True, monkeypatch, **kw)
     if case == "failure":
@@ -128,6 +130,8 @@ def test_compiled_newton_solve_equals_newton_solve(case, monkeypatch):
     assert [(e.at, e.kind, e.message) for e in fast.events] == [(e.at, e.kind, e.message) for e in slow.events]
     if case == "cut-backs":
         assert fast.cutbacks > 0
+    if case == "round-off":
+        assert {log.criterion for log in fast.newton_logs} == {"round-off"}
 
 
 def test_compiled_newton_solve_reports_a_singular_jacobian_as_newton_solve(monkeypatch):

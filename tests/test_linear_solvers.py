@@ -52,7 +52,8 @@ def test_singularity_is_told_on_both_paths(path):
     exact = sp.csc_matrix(np.array([[1.0, 2.0, 0.0], [2.0, 4.0, 0.0], [0.0, 0.0, 1e9]]))
     with pytest.raises(RuntimeError, match="exactly singular"):
         Factorization(exact)
-    near = sp.csc_matrix(1e7 * np.array([[1.0, 1.0], [1.0, 1.0 + 1e-15]]))
+    # condition number 4 / eps (a power-of-two scale leaves the perturbation of one ulp as it is)
+    near = sp.csc_matrix(2.0**23 * np.array([[1.0, 1.0], [1.0, 1.0 + np.finfo(float).eps]]))
     assert Factorization(near).is_singular(), f"{path}: pivot {Factorization(near).smallest_pivot:.1e}"
     regular = sp.csc_matrix(1e7 * np.array([[1.0, 1.0], [1.0, 1.0 + 1e-9]]))
     lu = Factorization(regular)

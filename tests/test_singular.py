@@ -290,12 +290,13 @@ def test_load_control_below_the_limit_point_gives_no_warning():
 
 
 # ------------------------------------------------------- Newton driver
-@pytest.mark.parametrize("scale", [1e-6, 1.0, 1e9])
+@pytest.mark.parametrize("scale", [2.0**-20, 1.0, 2.0**30])
 def test_pivot_test_is_independent_of_units(scale):
-    """diag(1e10, 1e-6) is regular; [[1, 1], [1, 1 + d]] is singular to round-off for d = 1e-15,
-    regular for d = 1e-9, whatever its scale."""
+    """diag(1e10, 1e-6) is regular; [[1, 1], [1, 1 + d]] is singular to round-off for d = eps (its
+    condition number 4 / eps), regular for d = 1e-9, whatever its scale (powers of two, so that
+    scaling leaves d as it is)."""
     assert not Factorization(sp.diags([1e10, 1e-6])).is_singular()
-    for d, singular in ((1e-15, True), (1e-9, False)):
+    for d, singular in ((np.finfo(float).eps, True), (1e-9, False)):
         lu = Factorization(sp.csc_matrix(scale * np.array([[1.0, 1.0], [1.0, 1.0 + d]])))
         assert lu.is_singular() == singular, \
             f"d = {d:g}: smallest pivot {lu.smallest_pivot:.2e}, tolerance {pivot_tolerance(2):.2e}"

@@ -57,7 +57,8 @@ from flexmb.analysis.diagnostics import statics_error
 from flexmb.analysis.statics import StaticPath, StaticSolveError
 from flexmb.assembly import Assembly
 from flexmb.checks import check_arc_length
-from flexmb.integrators.newton import Factorization, NewtonFailure, NewtonLog, NewtonSettings, SingularJacobian
+from flexmb.integrators.newton import (Factorization, NewtonFailure, NewtonLog, NewtonSettings, SingularJacobian,
+                                       at_round_off)
 from flexmb.model import Model, ModelError
 from flexmb.multibody.initial import refuse_joints
 from flexmb.progress import Progress
@@ -153,6 +154,7 @@ def arc_length(model: Model | Assembly, increment: float, n_steps: int = 100,
             state, du, dlam, log, dl = _step_with_cutbacks(corrector, state, dl, previous, max_cutbacks, path)
             reaction = state.q - state.lam * f_ref
             reaction[free] = 0.0
+            path.note_round_off(state.lam, log)
             path.record(asm, state.lam, state.u, reaction, log)
             bar.update(path.n_steps, lam=f"{state.lam:.5g}", dl=f"{dl:.3g}", newton=log.iterations)
             logger.debug("arc-length step dl = %.4g: lam = %.8g, %d corrector iterations (%s)\n%s", dl,
@@ -305,6 +307,9 @@ class _Corrector:
             log.increment_norms.append(dn)
             if dn <= s.increment_tol * length and rn <= s.increment_gate * scale:
                 log.converged, log.criterion = True, "increment"
+                return _State(u, lam, q, k_data), du, dlam, log
+            if at_round_off(dn, u[free], self.asm.round_off_lengths[free], s.round_off_factor):
+                log.converged, log.criterion = True, "round-off"
                 return _State(u, lam, q, k_data), du, dlam, log
         raise NewtonFailure(f"no convergence in {s.max_iterations} corrector iterations "
                             f"(|r|/F = {log.residual_norms[-1] / log.force_scale:.3e})", log)

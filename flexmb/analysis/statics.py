@@ -129,10 +129,11 @@ def _solve_at(asm: Assembly, u_start: np.ndarray, lam_start: float, lam: float, 
         return asm.update(u, du)[free]
 
     x, log = newton_solve(residual, u[free], asm.model.characteristic_length, settings, update,
-                          determinant_signs=True)
+                          determinant_signs=True, magnitudes=asm.round_off_lengths[free])
     u[free] = x
     reaction = last["r"]
     reaction[free] = 0.0
+    path.note_round_off(lam, log)
     path.record(asm, lam, u, reaction, log)
     _warn_if_limit_point_passed(asm, tangents, u_start, lam_start, u, lam, last["K"], path)
     return u

@@ -25,7 +25,7 @@ from flexmb.compiled.beam2d import _mid_point
 from flexmb.compiled.dense_lu import equilibrated_lu, scaled_solve
 from flexmb.compiled.hermite_mass2d import director_step, mid_point_inertia
 from flexmb.compiled.scatter import scatter_matrix, scatter_vector
-from flexmb.compiled.sparse_ops import csr_matvec, residual_scale
+from flexmb.compiled.sparse_ops import csc_abs_product_norm, csr_matvec, residual_scale
 
 
 @numba.njit(cache=True)
@@ -135,7 +135,7 @@ def beam2d_mid_point_residual(X, EA, EI, second_order, edofs, entry_map, cubic, 
 
 
 #: outcomes of :func:`beam2d_mid_point_newton` (see :func:`flexmb.integrators.newton.newton_solve`)
-CONVERGED_RESIDUAL, CONVERGED_INCREMENT, CONVERGED_STAGNATION = 0, 1, 2
+CONVERGED_RESIDUAL, CONVERGED_INCREMENT, CONVERGED_STAGNATION, CONVERGED_ROUND_OFF = 0, 1, 2, 3
 NOT_FINITE_RESIDUAL, EXACTLY_SINGULAR, SINGULAR_PIVOT, NOT_FINITE_CORRECTION, ABSURD_CORRECTION, NO_CONVERGENCE = \
     -1, -2, -3, -4, -5, -6
 
@@ -146,9 +146,9 @@ def beam2d_mid_point_newton(X, EA, EI, second_order, edofs, entry_map, cubic, al
                             director_inertia, director_diagonal, director_free,
                             u0, v0, stretch0, momentum_norm0, dt, mass_factor, f_m,
                             jacobian_indptr, jacobian_indices, length_scale, residual_tol, increment_tol,
-                            max_iterations, increment_gate, stagnation_tol, pivot_tol, absurd_correction,
-                            u1, g, data, d, v1, a_m, director, residual_norms, force_scales, increment_norms,
-                            smallest_pivots, correction):
+                            max_iterations, increment_gate, stagnation_tol, round_off_factor, magnitudes,
+                            pivot_tol, absurd_correction, capped, max_rotation_correction, u1, g, data, d, v1, a_m, director, residual_norms,
+                            force_scales, increment_norms, smallest_pivots, correction):
     """A whole Newton solve of a mid-point step of the models :func:`beam2d_mid_point_residual`
     takes, with the dense LU (:mod:`flexmb.compiled.dense_lu`): the loop of
     :func:`flexmb.integrators.newton.newton_solve` (full Newton, additive corrections, its
@@ -157,11 +157,15 @@ def beam2d_mid_point_newton(X, EA, EI, second_order, edofs, entry_map, cubic, al
     dozen Python calls per iteration. newton_solve is its specification; the test checks that
     both give the same iterates and logs.
 
-    u1 (n_dof,) holds the start value (the predictor with the prescribed values) and receives
-    the last iterate; g, data, d, v1, a_m, director receive the residual terms of the last
-    evaluation (:func:`beam2d_mid_point_residual`); residual_norms, force_scales (max_iterations
-    + 1,), increment_norms and smallest_pivots (max_iterations,) the log (nan for the pivots of
-    the LU without the pivot test), correction (n_free,) the last correction. Returns the
+    magnitudes (n_free,) are the sizes of the unknowns beyond their values for the round-off test
+    (``newton_solve``'s argument); corrections whose largest component at the free positions
+    ``capped`` (the planar rotations) exceeds ``max_rotation_correction`` (rad) are scaled down to
+    it, as the time step's ``update`` does. u1 (n_dof,) holds the start value (the predictor with the
+    prescribed values) and receives the last iterate; g, data, d, v1, a_m, director receive the
+    residual terms of the last evaluation (:func:`beam2d_mid_point_residual`); residual_norms,
+    force_scales (max_iterations + 1,), increment_norms and smallest_pivots (max_iterations,) the
+    log (nan for the pivots of the LU without the pivot test), correction (n_free,) the last
+    correction. Returns the
     outcome (the constants above), the iteration it was met at, the force scale the last
     residual evaluation returned and the numbers of residual norms, increments and
     factorisations logged.
@@ -174,7 +178,8 @@ def beam2d_mid_point_newton(X, EA, EI, second_order, edofs, entry_map, cubic, al
     lu = np.empty((n_free, n_free))
     row_pivots = np.empty(n_free, dtype=np.int64)
     row_scale, col_scale = np.empty(n_free), np.empty(n_free)
-    tiny = np.finfo(np.float64).tiny
+    tiny, eps = np.finfo(np.float64).tiny, np.finfo(np.float64).eps
+    spacing = np.empty(n_free)
     n_norms = n_increments = n_factorizations = 0
     k, rn, size, corrected = 0, 0.0, 0.0, False
     while True:
@@ -191,17 +196,30 @@ def beam2d_mid_point_newton(X, EA, EI, second_order, edofs, entry_map, cubic, al
             n_increments += 1
             if size <= increment_tol * length_scale and rn <= increment_gate * scale:
                 return CONVERGED_INCREMENT, k, evaluated, n_norms, n_increments, n_factorizations
+            # newton.at_round_off: the correction below the round-off of the unknowns
+            for i in range(n_free):
+                spacing[i] = magnitudes[i] + abs(x[i])
+            if size <= round_off_factor * eps * np.sqrt(np.dot(spacing, spacing)):
+                return CONVERGED_ROUND_OFF, k, evaluated, n_norms, n_increments, n_factorizations
             # newton._stagnated on the log as it stands (the new residual is not in it yet)
             if n_norms >= 3 and n_increments >= 2:
                 small = (increment_norms[n_increments - 1] <= stagnation_tol * length_scale
                          and increment_norms[n_increments - 2] <= stagnation_tol * length_scale)
-                low = True
-                for j in range(n_norms - 3, n_norms):
-                    if not residual_norms[j] <= increment_gate * force_scales[j]:
-                        low = False
-                if small and low and min(residual_norms[n_norms - 2], residual_norms[n_norms - 1]) \
-                        > 0.5 * residual_norms[n_norms - 3]:
-                    return CONVERGED_STAGNATION, k, evaluated, n_norms, n_increments, n_factorizations
+                stalled = min(residual_norms[n_norms - 2], residual_norms[n_norms - 1]) \
+                    > 0.5 * residual_norms[n_norms - 3]
+                if small and stalled:
+                    low = True
+                    for j in range(n_norms - 3, n_norms):
+                        if not residual_norms[j] <= increment_gate * force_scales[j]:
+                            low = False
+                    if not low:                        # newton.residual_floor at the new iterate
+                        level = eps * csc_abs_product_norm(jacobian_indptr, jacobian_indices, data, spacing)
+                        low = True
+                        for j in range(n_norms - 3, n_norms):
+                            if not residual_norms[j] <= level:
+                                low = False
+                    if low:
+                        return CONVERGED_STAGNATION, k, evaluated, n_norms, n_increments, n_factorizations
             k += 1
         if tiny > scale:                                   # Python's max(scale, tiny)
             scale = tiny
@@ -233,6 +251,12 @@ def beam2d_mid_point_newton(X, EA, EI, second_order, edofs, entry_map, cubic, al
             return NOT_FINITE_CORRECTION, k, evaluated, n_norms, n_increments, n_factorizations
         if size > absurd_correction * length_scale:
             return ABSURD_CORRECTION, k, evaluated, n_norms, n_increments, n_factorizations
+        # the step's cap of rotation corrections (time_stepping's update); the norm stays unscaled
+        largest = 0.0
+        for i in capped:
+            largest = max(largest, abs(dx[i]))
+        if largest > max_rotation_correction:
+            dx *= max_rotation_correction / largest
         for i in range(n_free):
             x[i] = x[i] + dx[i]
             u1[free[i]] = x[i]

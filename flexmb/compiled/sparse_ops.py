@@ -46,3 +46,15 @@ def residual_scale(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, v1
         if norm > largest:
             largest = norm
     return largest
+
+
+@numba.njit(cache=True)
+def csc_abs_product_norm(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, v: np.ndarray) -> float:
+    """| |A| v | for a square CSC matrix A given by its arrays and v (n,) >= 0: the bound of the
+    round-off of A x when every x_j is off by v_j (Newton's residual floor, see
+    :func:`flexmb.integrators.newton.residual_floor`)."""
+    y = np.zeros(v.size)
+    for j in range(v.size):
+        for p in range(indptr[j], indptr[j + 1]):
+            y[indices[p]] += abs(data[p]) * v[j]
+    return np.sqrt(np.dot(y, y))

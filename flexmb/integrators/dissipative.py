@@ -316,7 +316,8 @@ class EnergyDecayingMidPoint(MidPoint):
         return StepResidual(g, data, self._scale(s, dt, u1, v1, q, f_m, inertia), f_m, d, v1, a_m,
                             damping=q_d)
 
-    def solve_step(self, s: State, dt: float, u1: np.ndarray, settings: NewtonSettings, length_scale: float) -> None:
+    def solve_step(self, s: State, dt: float, u1: np.ndarray, settings: NewtonSettings, length_scale: float,
+                   check_singular: bool = True) -> None:
         return None                 # the one-call compiled solve is the conserving scheme's
 
 

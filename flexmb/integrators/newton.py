@@ -6,13 +6,25 @@ The Jacobian is factorised by a compiled dense LU for small systems and by Super
 non-symmetric and is never symmetrised. Large models reuse a factorisation within a solve while
 the residual contracts fast enough (modified Newton, ``newton_solve(..., modified=True)``).
 
-Convergence: ``|r| <= residual_tol * force_scale`` (force_scale is the largest of the force
-terms in the residual, supplied by the caller), or, once the residual has reached the level
-where round-off dominates (stiff bars: ``|r| <= 1e-6 force_scale``), the correction
-``|dx| <= increment_tol * length_scale``, or (stagnation at that level) the residual stopped
-decreasing for two iterations while the corrections stay below ``stagnation_tol * length_scale``:
-the residual has reached its round-off floor (about eps EA for stiff members), where further
-iterations only move round-off around.
+Convergence, tested after every correction in this order: ``|r| <= residual_tol * force_scale``
+(force_scale is the largest of the force terms in the residual, supplied by the caller); or, once
+the residual has reached the level where round-off dominates (stiff bars: ``|r| <= 1e-6
+force_scale``), the correction ``|dx| <= increment_tol * length_scale``; or (**round-off**) the
+correction is below the round-off of the unknowns themselves,
+``|dx| <= round_off_factor * eps * | m + |x| |``, with ``m`` (n,) the size of each unknown that
+its value does not show (:attr:`flexmb.assembly.Assembly.round_off_lengths`: the length of the
+elements at a node for its translations, 1 rad for rotations); or (stagnation) the residual stopped
+decreasing for two iterations while the corrections stay below ``stagnation_tol * length_scale``.
+
+The round-off test is what makes the iteration independent of mesh size and load level. A
+residual cannot fall below its round-off floor: each element's force carries about eps EA of
+round-off whatever it carries physically, and a fine mesh under small inertia forces, or a shell
+under a small load, has that floor far above ``residual_tol * force_scale`` (a spinning beam of
+1024 elements: 1.2e-6 of the force scale, of 4096 elements 1.2e-5). The correction then tells
+what the residual cannot: once it is below the spacing of the floating-point numbers around the
+solution, no further iteration can change the iterate, which is then as accurate as the
+arithmetic allows (|r| <= |J| |dx| is at the floor). Measured on that beam: the correction after
+the first iteration is 0.2-0.5 of that spacing, the next 1e-7 of it.
 
 Singular Jacobians (:class:`SingularJacobian`). The Jacobian is equilibrated before it is
 factorised (:class:`Factorization`: every row scaled to a largest entry of 1, then every
@@ -48,11 +60,14 @@ class NewtonSettings:
     increment_gate: float = 1e-6
     #: corrections (relative to the length scale) below which a stalled residual counts as converged
     stagnation_tol: float = 1e-9
+    #: corrections below this many times the round-off of the unknowns, eps |m + |x||, end the
+    #: iteration whatever the residual (it is then at its round-off floor; 0 switches the test off)
+    round_off_factor: float = 8.0
 
     def __post_init__(self) -> None:
         from flexmb.checks import integer, real       # flexmb.checks imports this module lazily
 
-        for name in ("residual_tol", "increment_tol", "increment_gate", "stagnation_tol"):
+        for name in ("residual_tol", "increment_tol", "increment_gate", "stagnation_tol", "round_off_factor"):
             setattr(self, name, real(getattr(self, name), f"NewtonSettings: {name}", low=0.0))
         self.max_iterations = integer(self.max_iterations, "NewtonSettings: max_iterations", low=1)
 
@@ -92,6 +107,16 @@ class NewtonLog:
         best = int(np.nanargmin(r)) if np.any(np.isfinite(r)) else 0
         return (f"{self.iterations} iterations, |r|/F {r[0]:.2e} -> {r[-1]:.2e} (smallest {r[best]:.2e} at "
                 f"iteration {best}), {_trend(r)}")
+
+    def round_off_note(self) -> str:
+        """The run-log text of a solve that ended at the residual's round-off floor (criterion
+        "round-off" or "stagnation", see the module docstring)."""
+        why = ("its correction fell below the round-off of the unknowns" if self.criterion == "round-off" else
+               "its residual stalled at the round-off level with corrections of "
+               f"{self.increment_norms[-1]:.1e}")
+        return (f"Newton stopped at the residual's round-off floor, |r|/F = {self.relative_residuals()[-1]:.2e} after "
+                f"{self.iterations} iterations ({self.criterion}: {why}); the solution is as accurate as the "
+                "arithmetic allows (fine meshes and small loads end so; further such ends are not logged)")
 
     def format(self) -> str:
         """One line per iteration: k, |r|/scale, |dx|."""
@@ -149,6 +174,10 @@ class SingularJacobian(NewtonFailure):
         self.direction = direction
 
 
+#: largest rotation correction (rad) of one Newton iteration in time integration (the step
+#: scales a correction down to it; :func:`flexmb.integrators.time_stepping.integrate`)
+MAX_ROTATION_CORRECTION = 0.5
+
 #: a Newton correction longer than this many length scales counts as a singular Jacobian: no
 #: model moves by 1e8 times its size in one iteration, a stiffness at round-off level asks for it
 ABSURD_CORRECTION = 1e8
@@ -160,6 +189,34 @@ _EPS, _TINY = float(np.finfo(float).eps), float(np.finfo(float).tiny)
 def _norm(x: np.ndarray) -> float:
     """Euclidean norm of a vector (n,), as np.linalg.norm computes it, without its checks."""
     return math.sqrt(x.dot(x))
+
+
+def at_round_off(correction_norm: float, x: np.ndarray, magnitudes: np.ndarray | None, factor: float) -> bool:
+    """Whether a correction of norm ``correction_norm`` is below ``factor`` times the round-off of
+    the unknowns x (n,), ``eps |m + |x||`` with ``magnitudes`` m (n,) (None: zero), so that no
+    further Newton iteration can change them beyond the arithmetic's resolution."""
+    size = np.abs(x) if magnitudes is None else magnitudes + np.abs(x)
+    return correction_norm <= factor * _EPS * _norm(size)
+
+
+def _equilibrated_norm1(A: sp.csc_matrix, row_scale: np.ndarray, col_scale: np.ndarray) -> float:
+    """||D_r A D_c||_1, the largest absolute column sum of the equilibrated CSC matrix."""
+    scaled = np.abs(A.data) * row_scale[A.indices]
+    sums = np.add.reduceat(scaled, A.indptr[:-1]) if scaled.size else np.zeros(0)
+    sums[np.diff(A.indptr) == 0] = 0.0                    # reduceat's value for empty columns
+    return float((sums * col_scale).max(initial=0.0))
+
+
+def residual_floor(J: sp.spmatrix, x: np.ndarray, magnitudes: np.ndarray | None) -> float:
+    """An upper bound of the round-off floor of a residual with Jacobian J (n, n) at x (n,):
+    ``eps | |J| (m + |x|) |``, what the residual changes by when every unknown is off by its own
+    round-off (``magnitudes`` m as in :func:`at_round_off`). Loose (the floors met are 1e-4 to 1e-6
+    of it), but it holds: a stalled residual above it is not round-off."""
+    from flexmb.compiled.sparse_ops import csc_abs_product_norm      # numba is not imported with flexmb
+
+    A = J if J.format == "csc" else J.tocsc()
+    size = np.abs(x) if magnitudes is None else magnitudes + np.abs(x)
+    return _EPS * csc_abs_product_norm(A.indptr, A.indices, A.data, size)
 
 
 def pivot_tolerance(n: int) -> float:
@@ -290,6 +347,9 @@ class Factorization:
             self._pivots = self.lu.U.diagonal() if pivots else None
             self.smallest_pivot = float(np.abs(self._pivots).min(initial=np.inf)) if pivots else float("nan")
         self._n = n
+        # ||B||_1, the scale of B's singular values, for is_singular; only where the pivot test asks
+        self._norm1 = (_equilibrated_norm1(A, self.row_scale, self.col_scale)
+                       if self.smallest_pivot <= pivot_tolerance(n) else math.nan)
 
     @cached_property
     def determinant_sign(self) -> int:
@@ -320,8 +380,37 @@ class Factorization:
         return cs * self.lu.solve(rs * b)
 
     def is_singular(self) -> bool:
-        """Whether the smallest pivot is at round-off level (see :func:`pivot_tolerance`)."""
-        return self.smallest_pivot <= pivot_tolerance(self._n)
+        """Whether the matrix is singular to round-off: its smallest equilibrated pivot is at the
+        round-off level (:func:`pivot_tolerance`), and B's smallest singular value
+        (:attr:`smallest_singular_value`) is below eps ||B||_1 / 2: B's condition number exceeds
+        2 / eps, where a solve with it has no correct digit left.
+
+        The pivot alone cannot tell on fine meshes: the pivots of a fourth-order operator fall
+        with the element size and reach those of mechanisms (Beam2D cantilever of 4096 elements:
+        smallest pivot 1.5e-11 to 2.6e-11 against a tolerance of 2.5e-11; the same beam free to
+        slide or to turn about a pin: 2e-15 to 3e-13). Relative to ||B||_1 its smallest singular
+        value is 1.6 eps to 1.9 eps, those of the mechanisms 1e-4 eps to 0.06 eps (64 to 65536
+        elements, four orientations). The cantilever is at the edge of double precision: its
+        condition grows as n^4, and 16384 elements are singular in it (1e-3 eps to 0.06 eps).
+        """
+        return (self.smallest_pivot <= pivot_tolerance(self._n)
+                and self.smallest_singular_value <= 0.5 * _EPS * self._norm1)
+
+    @cached_property
+    def smallest_singular_value(self) -> float:
+        """An estimate from above of the smallest singular value of the equilibrated matrix B: two
+        steps of inverse iteration from a fixed random vector, ``1 / |B^-1 z|`` with z the unit
+        vector of the step before. From above because ``|B^-1 z| <= 1 / sigma_min``; two steps
+        bring it within a small factor of sigma_min when the gap to the next one is large."""
+        z = np.random.default_rng(0).standard_normal(self._n)
+        for _ in range(2):
+            z = z / _norm(z)
+            if self.dense:
+                _dense_kernels()[1](self._lu, self._row_pivots, z)          # in place: B^-1 z
+            else:
+                z = self.lu.solve(z)
+        size = _norm(z)
+        return 1.0 / size if size > 0.0 else math.inf
 
 
 #: modified Newton (``newton_solve(..., modified=True)``) keeps a factorisation while every
@@ -344,7 +433,9 @@ ResidualFunction = Callable[..., tuple[np.ndarray, "sp.csc_matrix | None", float
 def newton_solve(residual_and_jacobian: ResidualFunction, x0: np.ndarray, length_scale: float,
                  settings: NewtonSettings | None = None,
                  update: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
-                 determinant_signs: bool = False, modified: bool = False) -> tuple[np.ndarray, NewtonLog]:
+                 determinant_signs: bool = False, modified: bool = False,
+                 magnitudes: np.ndarray | None = None,
+                 check_singular: bool = True) -> tuple[np.ndarray, NewtonLog]:
     """Solve r(x) = 0 from ``x0``.
 
     ``residual_and_jacobian(x)`` returns ``(r, J, force_scale)`` with r (n,), J a sparse (n, n)
@@ -359,10 +450,21 @@ def newton_solve(residual_and_jacobian: ResidualFunction, x0: np.ndarray, length
     iteration reduces the residual norm by at least :data:`REUSE_CONTRACTION`; after one that
     did not (and whose correction was above the stagnation level), the Jacobian at the current
     iterate is evaluated and the solve continues as full Newton (a step hard enough to contract
-    slowly gets Newton's quadratic convergence back). The
+    slowly gets Newton's quadratic convergence back), from the iterate before that correction if
+    it made the residual grow. The
     function is then called as ``residual_and_jacobian(x, tangent)`` and may return J = None
     when ``tangent`` is false (the residual alone is needed). The tolerances are the same, so
     the solution is the same to them; only the number of iterations changes.
+
+    ``magnitudes`` (n,): the size of every unknown beyond its value, for the round-off test (see
+    the module docstring; default zero, the unknowns' values alone).
+
+    ``check_singular``: raise SingularJacobian for a Jacobian singular to round-off
+    (:meth:`Factorization.is_singular`). Callers whose Jacobian cannot be singular by its
+    structure switch it off (a time step of a model whose every unknown has inertia, see
+    :attr:`flexmb.integrators.schemes.Scheme.regular_inertia`): there a tiny pivot is the
+    conditioning of a fine mesh, which Newton's iteration overcomes, not a mechanism. Exactly
+    zero pivots and absurd corrections are singular either way.
     """
     s = settings or NewtonSettings()
     x = np.array(x0, dtype=float)
@@ -390,11 +492,18 @@ def newton_solve(residual_and_jacobian: ResidualFunction, x0: np.ndarray, length
             # the stagnation level: the residual is then round-off, which a new LU cannot reduce
             # (a 130 x 130 plate of shells spent one LU of its two per step, 2.5 s, there)
             modified = False
+            if rn > log.residual_norms[-2]:
+                # its correction made things worse: full Newton goes on from the iterate before it
+                # (spin-up beam, 4096 elements, t = 11.15 s: the second correction with the first
+                # Jacobian went 0.83 m astray where full Newton's was 0.054 m, and Newton never
+                # came back); the log keeps the discarded iterate's residual
+                x = previous
             r, J, scale = residual_and_jacobian(x, True)
         if J is not None:
-            lu, factored = _factorize(J, log, k, determinant_signs), J
+            lu, factored = _factorize(J, log, k, determinant_signs, check_singular), J
             J = None
         dx, dn = _correction(lu, factored, r, log, k, length_scale)
+        previous = x
         x = x + dx if update is None else update(x, dx)
         if modified:
             r, J, scale = residual_and_jacobian(x, False)
@@ -402,17 +511,24 @@ def newton_solve(residual_and_jacobian: ResidualFunction, x0: np.ndarray, length
             r, J, scale = residual_and_jacobian(x, True)
         else:
             r, J, scale = residual_and_jacobian(x)
+
         log.increment_norms.append(dn)
         if dn <= s.increment_tol * length_scale and rn <= s.increment_gate * scale:
             log.converged, log.criterion = True, "increment"
             return x, log
-        if _stagnated(log, s, length_scale):
+        if at_round_off(dn, x, magnitudes, s.round_off_factor):
+            log.converged, log.criterion = True, "round-off"
+            return x, log
+        if _stagnated(log, s, length_scale, lambda: residual_floor(factored if J is None else J, x, magnitudes)):
             log.converged, log.criterion = True, "stagnation"
             return x, log
     raise NewtonFailure(f"no convergence in {s.max_iterations} iterations "
                         f"(|r|/F = {log.residual_norms[-1] / log.force_scale:.3e}, "
                         f"{_trend(log.relative_residuals())})", log)
 
+
+#: the convergence criteria by the compiled solve's outcome codes (0, 1, 2, 3)
+CRITERIA = ("residual", "increment", "stagnation", "round-off")
 
 _OUTCOMES = None
 
@@ -441,7 +557,7 @@ def compiled_solve_log(outcome: int, iteration: int, counts: tuple[int, int, int
                     smallest_pivots=smallest_pivots[:n_factorizations].tolist(), factorizations=n_factorizations)
     if outcome >= 0:
         log.converged = True
-        log.criterion = ("residual", "increment", "stagnation")[outcome]
+        log.criterion = CRITERIA[outcome]
         return log
     k = iteration
     if outcome == compiled.NOT_FINITE_RESIDUAL:
@@ -467,8 +583,10 @@ def compiled_solve_log(outcome: int, iteration: int, counts: tuple[int, int, int
                            correction.copy())
 
 
-def _factorize(J: sp.spmatrix, log: NewtonLog, k: int, determinant_signs: bool) -> Factorization:
-    """Factorisation of the Jacobian J of iteration k; raises SingularJacobian for a singular J."""
+def _factorize(J: sp.spmatrix, log: NewtonLog, k: int, determinant_signs: bool,
+               check_singular: bool = True) -> Factorization:
+    """Factorisation of the Jacobian J of iteration k; raises SingularJacobian for a singular J
+    (an exactly zero pivot always; one singular to round-off with ``check_singular``)."""
     try:
         # the equilibrated pivots tell a structural singularity at the start point (iteration 0);
         # later iterations take the plain LU unless the determinant signs are watched (statics)
@@ -479,7 +597,7 @@ def _factorize(J: sp.spmatrix, log: NewtonLog, k: int, determinant_signs: bool) 
     if determinant_signs:
         log.tangent_signs.append(lu.determinant_sign)
     log.smallest_pivots.append(lu.smallest_pivot)
-    if lu.is_singular():
+    if check_singular and lu.is_singular():
         raise SingularJacobian(f"singular tangent at iteration {k}: smallest pivot {lu.smallest_pivot:.1e} of the "
                                f"equilibrated matrix, round-off level (below {pivot_tolerance(J.shape[0]):.1e})",
                                log, J.copy(), k, lu.smallest_pivot)
@@ -502,12 +620,20 @@ def _correction(lu: Factorization, J: sp.spmatrix, r: np.ndarray, log: NewtonLog
     return dx, size
 
 
-def _stagnated(log: NewtonLog, s: NewtonSettings, length_scale: float) -> bool:
-    """The last three residuals are at the round-off level and none of the last two halved the
-    smallest before them, while the last two corrections were tiny."""
+def _stagnated(log: NewtonLog, s: NewtonSettings, length_scale: float, floor: Callable[[], float]) -> bool:
+    """None of the last two residuals halved the one before them while the last two corrections
+    were tiny (``stagnation_tol`` length scales), and the last three residuals are at the round-off
+    level: below ``increment_gate`` force scales or below ``floor()``, the bound of their round-off
+    floor (:func:`residual_floor`, evaluated only here). A fine mesh's Newton corrections can stall
+    above the round-off of the unknowns (:func:`at_round_off`) when its Jacobian amplifies the
+    residual's round-off (a Beam2D cantilever of 1024 elements turned by 0.7 rad: corrections of
+    1e-13 m, twice that spacing, at a residual of 7.7e-6 of the force scale); this test ends it."""
     r, f, d = log.residual_norms, log.force_scales, log.increment_norms
     if len(r) < 3 or len(d) < 2:
         return False
-    tiny = all(dn <= s.stagnation_tol * length_scale for dn in d[-2:])
-    low = all(rk <= s.increment_gate * fk for rk, fk in zip(r[-3:], f[-3:]))
-    return tiny and low and min(r[-2:]) > 0.5 * r[-3]
+    if not (all(dn <= s.stagnation_tol * length_scale for dn in d[-2:]) and min(r[-2:]) > 0.5 * r[-3]):
+        return False
+    if all(rk <= s.increment_gate * fk for rk, fk in zip(r[-3:], f[-3:])):
+        return True
+    level = floor()
+    return all(rk <= level for rk in r[-3:])
