@@ -40,15 +40,15 @@ def norm3(v) -> float:
 
 
 @jit
-def _identity_plus(v, a: float, b: float, out) -> None:
-    """out (3, 3) = I + a hat(v) + b hat(v)^2; hat(v)^2 = v v^T - |v|^2 I, its diagonal written
-    as -(v_j^2 + v_k^2) (no cancellation near an axis)."""
+def _identity_plus(v, a: float, b: float, out, identity: float = 1.0) -> None:
+    """out (3, 3) = identity I + a hat(v) + b hat(v)^2; hat(v)^2 = v v^T - |v|^2 I, its diagonal
+    written as -(v_j^2 + v_k^2) (no cancellation near an axis)."""
     for i in range(3):
         for j in range(3):
             out[i, j] = b * (v[i] * v[j])
-    out[0, 0] = 1.0 + b * -(v[1] * v[1] + v[2] * v[2])
-    out[1, 1] = 1.0 + b * -(v[0] * v[0] + v[2] * v[2])
-    out[2, 2] = 1.0 + b * -(v[0] * v[0] + v[1] * v[1])
+    out[0, 0] = identity + b * -(v[1] * v[1] + v[2] * v[2])
+    out[1, 1] = identity + b * -(v[0] * v[0] + v[2] * v[2])
+    out[2, 2] = identity + b * -(v[0] * v[0] + v[1] * v[1])
     out[0, 1] -= a * v[2]
     out[0, 2] += a * v[1]
     out[1, 0] += a * v[2]
@@ -62,6 +62,14 @@ def exp_map_into(psi, R) -> None:
     """R (3, 3) = exp(hat(psi)) (Rodrigues)."""
     a, b, _ = coefficients(norm3(psi))
     _identity_plus(psi, a, b, R)
+
+
+@jit
+def exp_map_minus_identity_into(psi, W) -> None:
+    """W (3, 3) = exp(hat(psi)) - I, without the cancellation of forming R and subtracting I: its
+    round-off is that of the rotation, not of 1 (the shell's director changes)."""
+    a, b, _ = coefficients(norm3(psi))
+    _identity_plus(psi, a, b, W, 0.0)
 
 
 @jit

@@ -38,7 +38,7 @@ import numba
 import numpy as np
 
 from flexmb.compiled.beam3d import _minus_times_hat
-from flexmb.compiled.rotations import cayley_from_matrix_into, cayley_resolvent_into, coefficients, norm3
+from flexmb.compiled.rotations import cayley_from_matrix_into, cayley_resolvent_into, exp_map_minus_identity_into
 
 N_STRAINS = 12
 N_DOF = 18
@@ -88,20 +88,8 @@ def _configuration(X: np.ndarray, u: np.ndarray, D0: np.ndarray, e: int, l: np.n
     _edges(X[e], u[e], l)
     for a in range(3):
         psi = u[e, 6 * a + 3:6 * a + 6]
-        ca, cb, _ = coefficients(norm3(psi))
         W = R[a]
-        for i in range(3):                                  # W = R_i - I: b psi psi^T - b |psi|^2 I + a hat(psi)
-            for j in range(3):
-                W[i, j] = cb * (psi[i] * psi[j])
-        W[0, 0] = -cb * (psi[1] * psi[1] + psi[2] * psi[2])
-        W[1, 1] = -cb * (psi[0] * psi[0] + psi[2] * psi[2])
-        W[2, 2] = -cb * (psi[0] * psi[0] + psi[1] * psi[1])
-        W[0, 1] -= ca * psi[2]
-        W[0, 2] += ca * psi[1]
-        W[1, 0] += ca * psi[2]
-        W[1, 2] -= ca * psi[0]
-        W[2, 0] -= ca * psi[1]
-        W[2, 1] += ca * psi[0]
+        exp_map_minus_identity_into(psi, W)                 # W = R_i - I
         for s in range(N_SLOTS):
             for r in range(3):
                 t = W[r, 0] * D0[e, a, s, 0] + W[r, 1] * D0[e, a, s, 1] + W[r, 2] * D0[e, a, s, 2]
