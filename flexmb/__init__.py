@@ -19,7 +19,7 @@ _PROVIDERS: dict[str, tuple[str, ...]] = {
     "flexmb.analysis.diagnostics": ("SingularSystemError",),
     "flexmb.analysis.linearized": ("CampbellDiagram", "LinearModes", "LinearizedSystem", "campbell", "linearize",
                                    "relative_equilibrium"),
-    "flexmb.analysis.modes": ("NaturalModes", "natural_modes", "system_matrices"),
+    "flexmb.analysis.modes": ("ModeCountError", "NaturalModes", "natural_modes", "system_matrices"),
     "flexmb.analysis.statics": ("StaticPath", "load_control"),
     "flexmb.assembly": ("Assembly",),
     "flexmb.checks": ("FlexmbWarning", "UserFunctionError"),

@@ -48,6 +48,24 @@ eigenvalue lies within a factor 100 of that threshold (rigid and elastic modes n
 separated, e.g. a very soft pendulum on a very stiff, finely meshed structure); a negative
 omega^2 (an unstable state: beyond buckling, an inverted pendulum) is kept and warned about.
 
+The zero eigenvalue of a free structure is multiple (6 in 3D), and ARPACK's Krylov space holds
+a multiple eigenvalue's vectors only through round-off: it used to return 4 or 5 of the 6 of a
+free plate, silently, the elastic modes shifted by one index. The zero modes are therefore not
+left to the solver. The kinematics give them (:func:`_rigid_body_modes`): every connected part
+of the structure translates and turns rigidly about its centroid, the joints keep the
+combinations they allow, and K keeps those it leaves unstrained (supports, pins, pre-stress),
+``||K z|| <= RIGID_TOL lambda_scale ||M z||``. ARPACK then searches only their M-orthogonal
+complement (every product projected, so the known modes have an infinite eigenvalue there).
+Other zero modes (mechanisms: a truss node free to move sideways) are the solver's; the count
+check finds any it missed: the number of eigenvalues below a shift tau between the zero band and
+the first positive eigenvalue found is the number of negative pivots of the L D L^T
+factorisation of K - tau M (Sylvester's law of inertia), and it must equal the number found
+below tau. ARPACK searches again past the zero modes it found until the counts agree
+(MISSED_ROUNDS searches at most); the dense solver is checked the same way. A solution whose
+count still differs raises :class:`ModeCountError`. Fewer modes asked for than there are zero
+modes give the first in the order of ``_ordered_rigid_modes`` (translations first), on either
+solver.
+
 Normalisation and sign: every mode is mass-normalised, ``phi^T M phi = 1``, and its entry of
 largest magnitude is positive (of entries equal in size to 1e-6, the first in DOF order).
 Modes of the symmetric problem are M- and K-orthogonal: the computed vectors are finished by a
@@ -70,6 +88,7 @@ from typing import Any
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
+import scipy.sparse.csgraph as csgraph
 import scipy.sparse.linalg as spla
 
 from flexmb.analysis.arpack import start_vector
@@ -90,6 +109,17 @@ RIGID_TOL = 1e-13
 INFINITE = 1e6
 #: residual of the equilibrium at u_pre (relative to the force scale) accepted as round-off
 EQUILIBRIUM_TOL = 1e-7
+#: searches of the sparse solver, each past the zero modes found by the one before, until the count
+#: of eigenvalues below the zero band agrees (:func:`_count_check`)
+MISSED_ROUNDS = 3
+#: kinematic candidates (dim + rotations per connected part) formed at most; a model of more
+#: unconnected parts leaves its zero modes to the eigensolver (the candidates are dense, n_free each)
+MAX_CANDIDATES = 600
+
+
+class ModeCountError(RuntimeError):
+    """An eigen-solution that fails the count check: the number of eigenvalues it found below a
+    shift differs from the count of the factorisation (Sylvester's law of inertia)."""
 
 
 @dataclass
@@ -247,8 +277,11 @@ class NaturalModes:
 
     def mode_shapes(self) -> ModeShapes:
         """The modes as a :class:`~flexmb.results.ModeShapes` result labelled by frequency (Hz),
-        for plots, renders, result files and ParaView export."""
-        return ModeShapes.from_modes(self.layout, self.frequencies_hz, self.modes, self.u_pre, "frequency (Hz)")
+        for plots, renders, result files and ParaView export; its meta holds the load factor (for
+        :func:`~flexmb.cms.sensitivity.eigen_sensitivity` of modes read back)."""
+        shapes = ModeShapes.from_modes(self.layout, self.frequencies_hz, self.modes, self.u_pre, "frequency (Hz)")
+        shapes.meta["load_factor"] = float(self.load_factor)
+        return shapes
 
     def save(self, path: str | Path, overwrite: bool = False) -> Path:
         """Write the modes to a result file (HDF5, kind "modes"); an existing file only with ``overwrite``."""
@@ -285,7 +318,9 @@ def natural_modes(model: Model | Assembly, n_modes: int = 6, u_pre: np.ndarray |
 
     Returns a :class:`NaturalModes`. Raises :class:`~flexmb.model.ModelError` for bad
     arguments, a model without free DOFs or without mass on them, more modes than independent
-    coordinates, or a u_pre that is not an equilibrium at load_factor.
+    coordinates, or a u_pre that is not an equilibrium at load_factor; :class:`ModeCountError`
+    if the solver's eigenvalues below the zero band's edge are not all that the model has there
+    (module docstring: the count check).
     """
     asm = model if isinstance(model, Assembly) else Assembly(model)
     _check_assembly(asm, "natural_modes")
@@ -309,9 +344,10 @@ def natural_modes(model: Model | Assembly, n_modes: int = 6, u_pre: np.ndarray |
         raise ModelError(f"natural_modes: n_modes = {n_modes} is more than the model's {n} {where}")
     K, M = system.reduced()
     scale = eigenvalue_scale(K, M)
+    null = _rigid_body_modes(asm, system, K, M, scale)
     # the null-space projection with joints is dense: solve it densely at any size
     dense = n <= dense_limit or not sp.issparse(K)
-    values, vectors, complex_values = _lowest_eigenpairs(K, M, n_modes, dense, scale)
+    values, vectors, complex_values = _lowest_eigenpairs(K, M, n_modes, dense, scale, null)
     if complex_values.size:
         shown = ", ".join(f"{z:.4g}" for z in complex_values[:4])
         warnings.warn(f"natural_modes: the tangent is not symmetric and {complex_values.size} complex pair(s) "
@@ -320,14 +356,15 @@ def natural_modes(model: Model | Assembly, n_modes: int = 6, u_pre: np.ndarray |
     if values.size < n_modes and complex_values.size == 0:
         raise ModelError(f"natural_modes: only {values.size} modes have a finite frequency, {n_modes} were "
                          "asked for: the other DOFs have no mass (e.g. lumped beams without rho_I)")
+    values, vectors = _with_null_space(values, vectors, null, M, scale)
     if system.basis is not None:
         vectors = system.basis @ vectors
-    return _natural_modes(asm, system, values, vectors, complex_values, scale)
+    return _natural_modes(asm, system, values, vectors, complex_values, scale, n_modes)
 
 
 def _natural_modes(asm: Assembly, system: SystemMatrices, values: np.ndarray, vectors: np.ndarray,
-                   complex_values: np.ndarray, scale: float) -> NaturalModes:
-    """Classify rigid modes, normalise, and fill the result."""
+                   complex_values: np.ndarray, scale: float, n_modes: int) -> NaturalModes:
+    """Classify rigid modes, normalise, keep the n_modes lowest, and fill the result."""
     M = system.M
     rigid = np.abs(values) <= RIGID_TOL * scale
     unsure = ~rigid & (np.abs(values) <= 100.0 * RIGID_TOL * scale)
@@ -344,6 +381,9 @@ def _natural_modes(asm: Assembly, system: SystemMatrices, values: np.ndarray, ve
     Mr = M @ translations[free]
     if np.any(rigid):
         vectors[:, rigid] = _ordered_rigid_modes(_loewdin(vectors[:, rigid], M), Mr, rotations[free])
+    # more zero modes than asked for (the whole null space came from the kinematics): the first
+    # in the fixed order of _ordered_rigid_modes
+    values, vectors, rigid = values[:n_modes], vectors[:, :n_modes], rigid[:n_modes]
     # sign: the entry of largest magnitude positive; of entries equal in size to round-off (a
     # symmetric structure) the first in DOF order, so that the sign does not depend on the solver
     size = np.abs(vectors)
@@ -371,6 +411,98 @@ def _unit_motions(asm: Assembly) -> tuple[np.ndarray, np.ndarray]:
     rotations = np.zeros((asm.n_dof, n_rot))
     rotations[dofs.first[nodes][:, None] + dim + np.arange(n_rot), np.arange(n_rot)] = 1.0
     return translations, rotations
+
+
+def _rigid_body_modes(asm: Assembly, system: SystemMatrices, K, M, scale: float) -> np.ndarray:
+    """The zero modes that the kinematics give, (n_unknowns, r), M-orthonormal; K, M are
+    ``system.reduced()``.
+
+    Every connected part of the structure (the free DOFs coupled through K) can move rigidly: a
+    translation t and a small rotation w about the part's centroid c move node i by
+    t + w x (x_i - c) (x_i its position at u_pre) and turn its rotations by w; internal (modal)
+    DOFs stay. With joints only the combinations they allow are kept, z = B B^T z (C z = 0), in the
+    coordinates B^T z. Of the span of these candidates the motions that K leaves unstrained,
+    ``||K z|| <= RIGID_TOL * lambda_scale * ||M z||``, are returned: the supports, pins (the rotation
+    about a pin remains), joints and pre-stress decide which. An exact rigid motion leaves
+    round-off (below 1e-17 lambda_scale on free plates and beams of up to 10 000 DOFs); a motion
+    that a support or an element resists leaves a residual of the order of the stiffness it meets
+    (1e-3 lambda_scale for a pinned beam's translations).
+    """
+    n = K.shape[0]
+    dofs, dim = asm.dofs, asm.model.dim
+    n_rot = 1 if dim == 2 else 3
+    fields = dim + n_rot                                      # candidates per part: translations, rotations
+    n_parts, part = csgraph.connected_components(system.K, directed=False)
+    if n_parts * fields > MAX_CANDIDATES:
+        return np.zeros((n, 0))
+    trans = dofs.translations()                                               # (n_nodes, dim)
+    x = asm.model.coordinates + system.u_pre[trans]                           # (n_nodes, dim) m
+    at = dofs.free_position[trans]                                            # (n_nodes, dim), -1 if held
+    node, axis = np.nonzero(at >= 0)
+    row = at[node, axis]                                                      # (n_t,) free translations
+    p = part[row]
+    centroid = np.zeros((n_parts, dim))
+    np.add.at(centroid, p, x[node])
+    centroid /= np.maximum(np.bincount(p, minlength=n_parts), 1)[:, None]      # (n_parts, dim) m
+    arm = np.zeros((row.size, 3))
+    arm[:, :dim] = x[node] - centroid[p]                                      # (n_t, 3)
+    rows, cols, vals = [row], [p * fields + axis], [np.ones(row.size)]
+    for j, b in enumerate([2] if dim == 2 else range(3)):
+        rows.append(row)
+        cols.append(p * fields + dim + j)
+        vals.append(np.cross(np.eye(3)[b], arm)[np.arange(row.size), axis])    # (e_b x arm) . e_axis
+    turning = np.flatnonzero(dofs.has_rotations)
+    at = dofs.free_position[dofs.first[turning][:, None] + dim + np.arange(n_rot)]   # (n_turning, n_rot)
+    node, axis = np.nonzero(at >= 0)
+    row = at[node, axis]
+    rows.append(row)
+    cols.append(part[row] * fields + dim + axis)
+    vals.append(np.ones(row.size))
+    Z = sp.csc_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                      shape=(system.free.size, n_parts * fields))
+    if system.basis is not None:
+        B, Z = system.basis, Z.toarray()
+        Z = Z[:, np.linalg.norm(Z, axis=0) > 0.0]
+        Z /= np.linalg.norm(Z, axis=0)
+        # the combinations the joints allow: Z y in the span of B (unit columns: round-off is 1e-16)
+        _, sv, vt = np.linalg.svd(np.linalg.qr(Z - B @ (B.T @ Z), mode="r"))
+        Z = B.T @ (Z @ vt[np.r_[sv, np.zeros(vt.shape[0] - sv.size)] <= 1e-9].T)
+    # M-orthonormal candidates; dependent or massless combinations dropped (a straight truss's
+    # rotation about its axis, a lone massless rotation)
+    G = Z.T @ (M @ Z)
+    w, Q = np.linalg.eigh(0.5 * (G + G.T) if not sp.issparse(G) else 0.5 * (G + G.T).toarray())
+    keep = w > 1e-12 * w.max(initial=0.0)
+    if not np.any(keep):
+        return np.zeros((n, 0))
+    W = np.asarray(Z @ (Q[:, keep] / np.sqrt(w[keep])))                        # (n, q)
+    # ||K W y|| / ||M W y|| over y: the singular values of K W R^-1, M W = Q R
+    R = np.linalg.qr(np.asarray(M @ W), mode="r")
+    _, sv, vt = np.linalg.svd(sla.solve_triangular(R, np.asarray(K @ W).T, trans="T").T, full_matrices=False)
+    null = sv <= RIGID_TOL * scale
+    if not np.any(null):
+        return np.zeros((n, 0))
+    return _loewdin(W @ sla.solve_triangular(R, vt[null].T), M)
+
+
+def _with_null_space(values: np.ndarray, vectors: np.ndarray, null: np.ndarray, M, scale: float
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """The solver's eigenpairs (ascending) with the kinematic zero modes null (n, r) merged in:
+    the zero modes become the span of both, those of null first. The solver's may hold more
+    (mechanisms) or, when fewer modes were asked for than there are zero modes, fewer; the dense
+    solver's then span an arbitrary part of the null space, null all of it."""
+    if null.shape[1] == 0:
+        return values, vectors
+    zero = np.abs(values) <= RIGID_TOL * scale
+    V = vectors[:, zero]
+    V = V / np.sqrt(np.einsum("ik,ik->k", V, M @ V))
+    extra = V - null @ (null.T @ (M @ V))                       # the part outside span(null)
+    S = extra.T @ (M @ extra)
+    w, Q = np.linalg.eigh(0.5 * (S + S.T))
+    keep = w > 1e-12                                            # M-norm above 1e-6 of a mode's
+    zeros = np.hstack([null, extra @ (Q[:, keep] / np.sqrt(w[keep]))])
+    negative, positive = values < -RIGID_TOL * scale, values > RIGID_TOL * scale
+    return (np.r_[values[negative], np.zeros(zeros.shape[1]), values[positive]],
+            np.hstack([vectors[:, negative], zeros, vectors[:, positive]]))
 
 
 def _ordered_rigid_modes(rigid: np.ndarray, Mr: np.ndarray, rotations: np.ndarray) -> np.ndarray:
@@ -402,9 +534,14 @@ def _loewdin(V: np.ndarray, M) -> np.ndarray:
     return V @ (Q / np.sqrt(w)) @ Q.T
 
 
-def _lowest_eigenpairs(K, M, k: int, dense: bool, scale: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _lowest_eigenpairs(K, M, k: int, dense: bool, scale: float, null: np.ndarray
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The k lowest finite real eigenpairs of K phi = lambda M phi (ascending), and the complex
-    eigenvalues met among them (non-symmetric K); scale is lambda_scale."""
+    eigenvalues met among them (non-symmetric K); scale is lambda_scale, null (n, r) the
+    kinematic zero modes (:func:`_rigid_body_modes`), which the sparse solver leaves out of its
+    search (it returns them, all r, with the k - r lowest other pairs). Symmetric problems are
+    checked by a count of the eigenvalues below a shift (:func:`_count_check`); the sparse
+    solver searches again past the zero modes it found when that count says it missed some."""
     n = K.shape[0]
     sym = _is_symmetric(K)
     M = 0.5 * (M + M.T)
@@ -424,23 +561,120 @@ def _lowest_eigenpairs(K, M, k: int, dense: bool, scale: float) -> tuple[np.ndar
         else:
             lam, V = sla.eig(Kd, Md)
         found = _finite_real(lam, V, k, scale)
-    else:
-        if sp.issparse(K):
-            K, M = K.tocsc(), M.tocsc()
-            solve = spla.splu((K - shift * M).tocsc(), permc_spec="MMD_AT_PLUS_A").solve
-        else:                   # the dense matrices of a model with joints, on the constraint null space
-            solve = functools.partial(sla.lu_solve, sla.lu_factor(K - shift * M))
-        opinv = spla.LinearOperator((n, n), matvec=solve, dtype=float)
-        solver = spla.eigsh if sym else spla.eigs
-        wanted = k
-        while True:             # complex pairs (non-symmetric K) take places: ask for more
-            lam, V = solver(K, k=min(wanted, n - 2), M=M, sigma=shift, which="LM", OPinv=opinv,
-                             v0=start_vector(n))
-            found = _finite_real(lam, V, k, scale)
-            if found[0].size >= k or wanted >= n - 2:
-                break
-            wanted += 2 * max(found[2].size, 1)
-    return _rayleigh_ritz(K, M, *found) if sym else found
+        if not sym:
+            return found
+        found = _rayleigh_ritz(K, M, *found)
+        _count_check(K, M, found[0], scale, "the dense solver")
+        return found
+    if sp.issparse(K):
+        K, M = K.tocsc(), M.tocsc()
+        solve = spla.splu((K - shift * M).tocsc(), permc_spec="MMD_AT_PLUS_A").solve
+    else:                       # the dense matrices of a model with joints, on the constraint null space
+        solve = functools.partial(sla.lu_solve, sla.lu_factor(K - shift * M))
+    if not sym:
+        return _shift_invert(K, M, k, shift, scale, solve, null, sym)
+    known = null
+    for _ in range(MISSED_ROUNDS):
+        found = _rayleigh_ritz(K, M, *_shift_invert(K, M, k, shift, scale, solve, known, sym))
+        if _count_check(K, M, found[0], scale, "ARPACK", final=False):
+            return found
+        # ARPACK returned some vectors of a multiple zero eigenvalue and not others (the start vector
+        # has no component along them but round-off): leave out all zero modes found and search on
+        below = found[0] <= RIGID_TOL * scale
+        if np.count_nonzero(below) <= known.shape[1]:
+            break
+        known = found[1][:, below]
+    _count_check(K, M, found[0], scale, "ARPACK")
+    return found
+
+
+def _shift_invert(K, M, k: int, shift: float, scale: float, solve, known: np.ndarray, sym: bool
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """ARPACK in shift-invert mode on (K - shift M)^-1 M restricted to the M-orthogonal complement
+    of known zero modes (n, r) (M-orthonormal): every product is followed by the projection
+    P = I - Z Z^T M, so span(Z) maps to 0 (an infinite eigenvalue, never among the wanted) and
+    the other eigenvalues are unchanged. Returns the r known modes (eigenvalue 0) with the
+    max(k - r, 0) lowest others, unsorted. A non-symmetric K leaves the complement only in its
+    projection: the eigenvector is the complement part x plus Z w, w = Z^T K x / lambda (from
+    K Z = 0 and Z^T K phi = lambda Z^T M phi)."""
+    n, r = K.shape[0], known.shape[1]
+    wanted = k - r
+    if wanted <= 0:
+        return np.zeros(r), known, np.zeros(0, dtype=complex)
+
+    def project(x: np.ndarray) -> np.ndarray:
+        return x - known @ (known.T @ (M @ x)) if r else x
+
+    opinv = spla.LinearOperator((n, n), matvec=lambda b: project(solve(b)), dtype=float)
+    solver = spla.eigsh if sym else spla.eigs
+    while True:                 # complex pairs (non-symmetric K) take places: ask for more
+        lam, V = solver(K, k=min(wanted, n - 2 - r), M=M, sigma=shift, which="LM", OPinv=opinv,
+                        v0=project(start_vector(n)))
+        lam, V, complex_values = _finite_real(lam, V, k - r, scale)
+        if lam.size >= k - r or wanted >= n - 2 - r:
+            break
+        wanted += 2 * max(complex_values.size, 1)
+    if r and not sym:
+        V = V + known @ ((known.T @ (K @ V)) / np.where(lam != 0.0, lam, 1.0))
+    return np.r_[np.zeros(r), lam], np.hstack([known, V]), complex_values
+
+
+def _count_check(K, M, values: np.ndarray, scale: float, solver: str, final: bool = True) -> bool:
+    """Whether the eigenvalues found below a shift tau are all that the problem has there.
+
+    tau lies between the zero eigenvalues (|omega^2| <= RIGID_TOL lambda_scale) and the lowest
+    positive one found above them (their geometric mean). By Sylvester's law of inertia the
+    number of eigenvalues of (K, M) below tau is the number of negative pivots of the
+    symmetric factorisation L D L^T of K - tau M (:func:`_count_below`); it must equal the number
+    of values (ascending) below tau. Nothing to check when every value found is a zero or a
+    negative one (more may exist, fewer were asked for). A mismatch raises
+    :class:`ModeCountError` if ``final``, else returns False.
+    """
+    zero = RIGID_TOL * scale
+    above = values[values > zero]
+    if above.size == 0:
+        return True
+    tau = np.sqrt(zero * above[0])
+    count = _count_below(K, M, tau)
+    found = int(np.count_nonzero(values < tau))
+    if count is None:
+        warnings.warn(f"natural_modes: the factorisation of K - {tau:.3g} M needed off-diagonal pivots, so the "
+                      f"{found} eigenvalue(s) {solver} found below {tau:.3g} (rad/s)^2 (zero-frequency and unstable "
+                      "modes) could not be checked to be all", FlexmbWarning, stacklevel=5)
+        return True
+    if count == found:
+        return True
+    if not final:
+        return False
+    raise ModeCountError(
+        f"natural_modes: {solver} found {found} eigenvalue(s) omega^2 below {tau:.3g} (rad/s)^2 (zero-frequency "
+        f"and unstable modes), the factorisation of K - {tau:.3g} M counts {count} (Sylvester's law of inertia): "
+        + ("modes were missed; a larger dense_limit solves the model densely" if count > found else
+           "the eigen-solution is inconsistent") + f"; lambda_scale = {scale:.3g}")
+
+
+def _count_below(K, M, tau: float) -> int | None:
+    """Number of eigenvalues of (K, M) below tau, K and M symmetric: the negative pivots of
+    L D L^T = P (K - tau M) P^T. Sparse: SuperLU with diagonal pivots only (then U = D L^T); None
+    if it had to pivot off the diagonal (the count is then unknown). Dense: LAPACK's
+    Bunch-Kaufman L D L^T, D of 1x1 and 2x2 blocks (a 2x2 block has a negative determinant when
+    its two eigenvalues differ in sign)."""
+    if sp.issparse(K):
+        lu = spla.splu((K - tau * M).tocsc(), permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0,
+                       options={"SymmetricMode": True})
+        if not np.array_equal(lu.perm_r, lu.perm_c):
+            return None
+        return int(np.count_nonzero(lu.U.diagonal() < 0.0))
+    _, D, _ = sla.ldl(np.asarray(K - tau * M))
+    sub = np.r_[np.diag(D, -1), 0.0]                     # (n,) D[i+1, i], non-zero where a 2x2 block starts
+    pairs = sub != 0.0
+    single = ~(pairs | np.r_[False, pairs[:-1]])
+    d = np.diag(D)
+    two = np.flatnonzero(pairs)
+    det = d[two] * d[two + 1] - sub[two] ** 2
+    trace = d[two] + d[two + 1]
+    return int(np.count_nonzero(d[single] < 0.0) + np.count_nonzero(det < 0.0)
+               + 2 * np.count_nonzero((det > 0.0) & (trace < 0.0)))
 
 
 def _rayleigh_ritz(K, M, lam: np.ndarray, V: np.ndarray, complex_values: np.ndarray

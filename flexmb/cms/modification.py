@@ -535,7 +535,7 @@ def _reanalysed_base(mb: ModalBase, changes: dict[DesignVariable, float], n_mode
                                             residual=basis.residual_flexibility is not None))
             else:
                 bases.append(craig_bampton(comp, n_modes=basis.size - comp.interface_dofs.size))
-        cms = synthesize(bases)
+        cms = synthesize(bases, allow_partial=True)      # the same components as the base, which was accepted
         return ModalBase(cms, min(n_modes, np.asarray(cms.K).shape[0]))
     from flexmb.analysis.modes import system_matrices
 

@@ -74,7 +74,10 @@ class ModalBase:
 
     def __init__(self, base: Any, n_modes: int | None = None, assembly: Assembly | None = None) -> None:
         from flexmb.cms.synthesis import CmsModel
+        from flexmb.results import ModeShapes
 
+        if isinstance(base, ModeShapes):
+            base = _read_back(base, assembly)
         self.base = base
         if isinstance(base, CmsModel):
             self.kind = "cms"
@@ -92,7 +95,8 @@ class ModalBase:
             self.K_reduced, self.M_reduced = np.asarray(base.K), np.asarray(base.M)
             return
         if not hasattr(base, "eigenvalues") or not hasattr(base, "modes") or not hasattr(base, "rigid"):
-            raise ModelError(f"modal base: expected NaturalModes or CmsModel, got {type(base).__name__}")
+            raise ModelError(f"modal base: expected NaturalModes, natural modes read from a file (ModeShapes) or "
+                             f"a CmsModel, got {type(base).__name__}")
         self.kind = "full"
         asm = assembly if assembly is not None else getattr(base, "assembly", None)
         if not isinstance(asm, Assembly):
@@ -171,6 +175,46 @@ class ModalBase:
                 if i != k and not self.rigid[i] and abs(lam[i] - lam[k]) <= DEGENERATE_RTOL * abs(lam[k]):
                     pairs.append((int(k), i))
         return pairs
+
+
+@dataclass
+class _ReadModes:
+    """Natural modes read back from a result file, as ModalBase reads NaturalModes (see :func:`_read_back`)."""
+
+    eigenvalues: np.ndarray
+    modes: np.ndarray
+    rigid: np.ndarray
+    u_pre: np.ndarray
+    load_factor: float
+    assembly: Assembly
+
+
+def _read_back(shapes: Any, assembly: Assembly | None) -> _ReadModes:
+    """Natural modes from a :class:`~flexmb.results.ModeShapes` (a result file of kind "modes"):
+    omega^2 = (2 pi f)^2 from the frequencies (Hz; a negative one, an unstable mode, gives
+    -omega^2), the shapes (stored with a largest translation of 1) mass-normalised again with the
+    mass of ``assembly`` at the modes' reference state, rigid where f = 0 (natural_modes writes
+    rigid-body frequencies as exact zeros). The file keeps the load factor of the modes
+    (``NaturalModes.save``); a file without it is taken as load factor 0."""
+    what = shapes.meta.get("what")
+    if what != "frequency (Hz)":
+        raise ModelError(f"modal base: these modes are {what!r} (buckling modes?), not natural modes with "
+                         "frequencies (Hz)")
+    if not isinstance(assembly, Assembly):
+        raise ModelError("modal base: natural modes read from a file carry no Assembly; pass assembly= (the one "
+                         "the modes were computed on, or an Assembly of the same model)")
+    u = np.asarray(shapes.u, dtype=float)
+    if u.ndim != 2 or u.shape[1] != assembly.n_dof:
+        raise ModelError(f"modal base: the modes read back have shape {u.shape}, the Assembly has {assembly.n_dof} "
+                         "DOFs (an Assembly of another model?)")
+    reference = shapes.reference if shapes.reference is not None else np.zeros(assembly.n_dof)
+    free = assembly.dofs.free
+    M = assembly.free_matrix(assembly.mass_data_at(np.asarray(reference, dtype=float)))
+    phi = u[:, free]
+    modes = u / np.sqrt(np.einsum("ki,ki->k", phi, (M @ phi.T).T))[:, None]
+    f = np.asarray(shapes.values, dtype=float)
+    return _ReadModes(np.sign(f) * (2.0 * np.pi * f) ** 2, modes, f == 0.0, np.asarray(reference, dtype=float),
+                      float(shapes.meta.get("load_factor", 0.0)), assembly)
 
 
 @dataclass
@@ -305,13 +349,15 @@ def eigen_sensitivity(base: Any, variables: DesignVariable | Sequence[DesignVari
 
     Parameters
     ----------
-    base : :class:`~flexmb.analysis.modes.NaturalModes` (full model, Fox-Kapoor) or
-        :class:`~flexmb.cms.synthesis.CmsModel` (CMS with T frozen, shares per component).
+    base : :class:`~flexmb.analysis.modes.NaturalModes` (full model, Fox-Kapoor), the same read
+        back from a result file (:class:`~flexmb.results.ModeShapes` of ``fm.load_result``; needs
+        ``assembly``), or :class:`~flexmb.cms.synthesis.CmsModel` (CMS with T frozen, shares per
+        component).
     variables : design variables (:mod:`flexmb.cms.design`).
     modes : mode indices (0-based); default every elastic mode of a NaturalModes, or every elastic
         mode among the first 10 of a CmsModel.
     assembly : the Assembly a NaturalModes base was computed on; default the one it carries
-        (``NaturalModes.assembly``).
+        (``NaturalModes.assembly``); modes read from a file carry none and need it.
 
     Returns
     -------

@@ -37,6 +37,7 @@ FE model: every CMS eigenvalue is an upper bound of the corresponding full one.
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -46,8 +47,9 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from flexmb.checks import FlexmbWarning, ModelError
+from flexmb.cms.component import _few
 from flexmb.cms.reduction import ReducedBasis, shifted_eigh
-from flexmb.checks import ModelError
 from flexmb.model import Model
 
 #: S G S^T with a smallest eigenvalue below this fraction of its largest is singular
@@ -248,23 +250,39 @@ class CmsModel:
         return source, dofs.prescribed
 
 
-def synthesize(bases: list[ReducedBasis]) -> CmsModel:
+def synthesize(bases: list[ReducedBasis], allow_partial: bool = False) -> CmsModel:
     """Couple reduced components (interface compatibility and equilibrium, supports as
     interfaces to ground) into a :class:`CmsModel`.
 
+    Parameters
+    ----------
+    bases : the components' reduced bases (:func:`~flexmb.cms.reduction.free_interface`,
+        :func:`~flexmb.cms.reduction.craig_bampton`).
+    allow_partial : synthesise components that do not make up their parent model. By default
+        that is refused: a structure without some of its parts has other modes (the root half of
+        a cantilever alone has four times the first frequency of the whole), and recovering on
+        the parent would fail at the nodes left out.
+
     Raises ModelError: no bases, components of different models or dimensions, two components
     with one name, a shared node that is an interface node of only one component or sits at
-    different positions, or an interface whose S G S^T is singular (named).
+    different positions, an interface whose S G S^T is singular (named), components that leave
+    element groups or nodes of their parent out (named; unless ``allow_partial``), or kept modes
+    too few for the interface constraints (the constraints leave no motion; the components that
+    keep fewer modes than interface DOFs are named). A free-interface basis without residual
+    flexibility that keeps fewer columns than its component has interface DOFs locks part of the
+    interface (the frequencies come out high): a FlexmbWarning names it.
     """
     if not isinstance(bases, (list, tuple)) or not bases or not all(isinstance(b, ReducedBasis) for b in bases):
         raise ModelError(f"synthesize needs a non-empty list of ReducedBasis (from free_interface or "
                          f"craig_bampton), got {bases!r}")
     components = [b.component for b in bases]
     _check_components(components)
+    if not allow_partial:
+        _check_whole(components)
     offsets = np.concatenate([[0], np.cumsum([c.n_dof for c in components])])
     S, constraints = _compatibility(components, offsets)
     Phi = sla.block_diag(*[b.vectors for b in bases])                 # (N, m)
-    residual = [b.residual_flexibility is not None for b in bases]
+    residual = [_has_residual_flexibility(b) for b in bases]
     GSt = _flexibility_times_St(bases, S, offsets) if any(residual) else None   # (N, n_c)
     if S.shape[0] == 0:
         T = Phi
@@ -283,6 +301,9 @@ def synthesize(bases: list[ReducedBasis]) -> CmsModel:
         T = extended @ sla.null_space(A, rcond=1e-12)
     if S.shape[0]:
         T = _compatible(T, S)
+    if T.shape[1] == 0 or not np.any(T):
+        _too_few_modes(bases, S)
+    _warn_locked(bases)
     return CmsModel(bases, _orthonormal_basis(T), S, constraints, _rigid_count(components, S, offsets))
 
 
@@ -317,6 +338,60 @@ def _check_components(components: list) -> None:
                 seen[label] = here
 
 
+def _check_whole(components: list) -> None:
+    """ModelError naming the parent's element groups and nodes that no component holds.
+
+    Nodes are compared by label; element groups by name, when every group of the components
+    bears the name of a parent group (components cut by :func:`components_from_groups`, which
+    keeps the names; stand-alone sub-models may name theirs freely). Components without a parent
+    are not checked: there is no whole to compare with."""
+    parent = components[0].parent
+    if parent is None:
+        return
+    held = np.unique(np.concatenate([c.nodes for c in components]))
+    missing_nodes = np.setdiff1d(np.arange(parent.n_nodes), held)
+    parent_groups = [g.name for g in parent.groups]
+    used = {g.name for c in components for g in c.model.groups}
+    missing_groups = [n for n in parent_groups if n not in used] if used <= set(parent_groups) else []
+    if not missing_nodes.size and not missing_groups:
+        return
+    left_out = []
+    if missing_groups:
+        left_out.append(f"element group(s) {', '.join(map(repr, missing_groups))}")
+    if missing_nodes.size:
+        left_out.append(f"{missing_nodes.size} node(s) ({_few(missing_nodes)})")
+    raise ModelError(f"synthesize: the components {', '.join(repr(c.name) for c in components)} are only part "
+                     f"of their parent model: {' and '.join(left_out)} are in none of them. A part has other "
+                     "modes than the whole; pass the bases of every component, or allow_partial=True to "
+                     "synthesise the part alone")
+
+
+def _warn_locked(bases: list[ReducedBasis]) -> None:
+    """FlexmbWarning for free-interface bases without residual flexibility that keep fewer columns
+    than their component has interface DOFs: compatibility then holds part of the interface."""
+    locked = [b for b in bases if b.kind == "free-interface" and b.residual_flexibility is None
+              and b.size < b.component.interface_dofs.size]
+    if locked:
+        which = ", ".join(f"{b.component.name!r} keeps {b.size} modes for {b.component.interface_dofs.size} "
+                          "interface DOFs" for b in locked)
+        warnings.warn(f"synthesize: free-interface bases without residual flexibility ({which}): the interface "
+                      "constraints lock part of their interface motion and the synthesised frequencies come out "
+                      "high; keep more modes, keep the residual flexibility (residual=True) or use craig_bampton",
+                      FlexmbWarning, stacklevel=3)
+
+
+def _too_few_modes(bases: list[ReducedBasis], S: sp.csr_matrix) -> None:
+    """ModelError: the kept modes are too few for the interface constraints, naming the counts."""
+    short = [f"{b.component.name!r} keeps {b.size} modes for {b.component.interface_dofs.size} interface DOFs"
+             for b in bases if b.residual_flexibility is None and b.kind == "free-interface"
+             and b.size <= b.component.interface_dofs.size]
+    raise ModelError(f"synthesize: too few modes for the interface constraints: the {S.shape[0]} compatibility and "
+                     f"support constraints leave no motion of the {sum(b.size for b in bases)} kept modes"
+                     + (f" (free-interface bases without residual flexibility: {', '.join(short)})" if short else "")
+                     + "; keep more modes (n_modes), keep the residual flexibility (free_interface(..., "
+                     "residual=True)) or use craig_bampton")
+
+
 def _compatibility(components: list, offsets: np.ndarray) -> tuple[sp.csr_matrix, list[str]]:
     """Signed Boolean S (n_c, N) and a description of each row."""
     holders: dict[tuple[int, str], list[tuple[int, int]]] = {}
@@ -345,12 +420,19 @@ def _compatibility(components: list, offsets: np.ndarray) -> tuple[sp.csr_matrix
     return S, names
 
 
+def _has_residual_flexibility(basis: ReducedBasis) -> bool:
+    """Whether the basis carries a residual flexibility that is not zero by construction: one whose
+    kept modes span the whole component leaves none (what it holds is round-off, and S G S^T of
+    such bases is a matrix of round-off, singular in a direction that changes with the BLAS)."""
+    return basis.residual_flexibility is not None and basis.size < basis.component.n_dof
+
+
 def _flexibility_times_St(bases: list[ReducedBasis], S: sp.csr_matrix, offsets: np.ndarray) -> np.ndarray:
     """G S^T (N, n_c) with G = blockdiag(G_res,j); G_res,j holds only the interface columns,
     which are the only columns S_j touches (zero for bases without residual flexibility)."""
     out = np.zeros((int(offsets[-1]), S.shape[0]))
     for j, basis in enumerate(bases):
-        if basis.residual_flexibility is None:
+        if not _has_residual_flexibility(basis):
             continue
         b = basis.component.interface_dofs
         S_jb = S[:, offsets[j] + b]                                   # (n_c, n_b)
