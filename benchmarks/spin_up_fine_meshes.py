@@ -68,15 +68,16 @@ def main(argv: list[str] | None = None) -> None:
                   f"Newton {row['newton_iterations_mean']:.2f} / {row['newton_iterations_max']} per step "
                   f"{row['criteria']}, extreme {row['extreme']:.7f} m at {row['extreme_time']:.3f} s, "
                   f"energy error {row['energy_error_max']:.1e}, {row['wall_s']:.1f} s {row['failed']}", flush=True)
-    print("\n| N | unknowns | dt (s) | finished | cut-backs | second starts | Newton mean / max | ended by | extreme (m) "
-          "| minus finest mesh (m) | energy error | wall (s) |")
+    print("\n| N | unknowns | dt (s) | finished | cut-backs | second starts | Newton mean / max | ended by "
+          "| extreme (m) | minus finest mesh (m) | energy error | wall (s) |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for row in rows:
         finest = [r for r in rows if r["dt"] == row["dt"] and not r["failed"]]
         reference = max(finest, key=lambda r: r["N"])["extreme"] if finest else float("nan")
         ended = ", ".join(f"{k} {v}" for k, v in sorted(row["criteria"].items()))
-        print(f"| {row['N']} | {row['unknowns']} | {row['dt']:g} | {'no: ' + row['failed'] if row['failed'] else 'yes'} "
-              f"| {row['cutbacks']} | {row['retries']} | {row['newton_iterations_mean']:.2f} / {row['newton_iterations_max']} | {ended} "
+        finished = "no: " + row["failed"] if row["failed"] else "yes"
+        print(f"| {row['N']} | {row['unknowns']} | {row['dt']:g} | {finished} | {row['cutbacks']} | {row['retries']} "
+              f"| {row['newton_iterations_mean']:.2f} / {row['newton_iterations_max']} | {ended} "
               f"| {row['extreme']:.6f} | {row['extreme'] - reference:+.1e} | {row['energy_error_max']:.1e} "
               f"| {row['wall_s']:.0f} |")
 

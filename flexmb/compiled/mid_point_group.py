@@ -147,8 +147,8 @@ def beam2d_mid_point_newton(X, EA, EI, second_order, edofs, entry_map, cubic, al
                             u0, v0, stretch0, momentum_norm0, dt, mass_factor, f_m,
                             jacobian_indptr, jacobian_indices, length_scale, residual_tol, increment_tol,
                             max_iterations, increment_gate, stagnation_tol, round_off_factor, magnitudes,
-                            pivot_tol, absurd_correction, capped, max_rotation_correction, u1, g, data, d, v1, a_m, director, residual_norms,
-                            force_scales, increment_norms, smallest_pivots, correction):
+                            pivot_tol, absurd_correction, capped, max_rotation_correction, u1, g, data, d, v1, a_m,
+                            director, residual_norms, force_scales, increment_norms, smallest_pivots, correction):
     """A whole Newton solve of a mid-point step of the models :func:`beam2d_mid_point_residual`
     takes, with the dense LU (:mod:`flexmb.compiled.dense_lu`): the loop of
     :func:`flexmb.integrators.newton.newton_solve` (full Newton, additive corrections, its

@@ -14,7 +14,9 @@ correction is below the round-off of the unknowns themselves,
 ``|dx| <= round_off_factor * eps * | m + |x| |``, with ``m`` (n,) the size of each unknown that
 its value does not show (:attr:`flexmb.assembly.Assembly.round_off_lengths`: the length of the
 elements at a node for its translations, 1 rad for rotations); or (stagnation) the residual stopped
-decreasing for two iterations while the corrections stay below ``stagnation_tol * length_scale``.
+decreasing for two iterations while the corrections stay below ``stagnation_tol * length_scale``
+and the residual is at the round-off level: below ``increment_gate`` force scales or below the
+bound of its round-off floor, ``eps | |J| (m + |x|) |`` (:func:`residual_floor`).
 
 The round-off test is what makes the iteration independent of mesh size and load level. A
 residual cannot fall below its round-off floor: each element's force carries about eps EA of
@@ -511,7 +513,6 @@ def newton_solve(residual_and_jacobian: ResidualFunction, x0: np.ndarray, length
             r, J, scale = residual_and_jacobian(x, True)
         else:
             r, J, scale = residual_and_jacobian(x)
-
         log.increment_norms.append(dn)
         if dn <= s.increment_tol * length_scale and rn <= s.increment_gate * scale:
             log.converged, log.criterion = True, "increment"
