@@ -134,7 +134,8 @@ _STATUS_DTYPE = "S16"
 STATUSES = ("running", "finished", "failed")
 
 
-def _h5py():
+def h5py_module():
+    """h5py, imported on first use (result and study files), with what to do if it is missing."""
     try:
         import h5py
     except ImportError as exc:                                   # a dependency, but say what to do
@@ -145,7 +146,7 @@ def _h5py():
 # ------------------------------------------------------------------------ opening
 def _refuse_open_input(path: Path) -> None:
     """Refuse to write to a file that h5py holds open in this process (an input of the run)."""
-    h5py = _h5py()
+    h5py = h5py_module()
     target = os.stat(path)
     for fid in h5py.h5f.get_obj_ids(types=h5py.h5f.OBJ_FILE):
         try:
@@ -209,8 +210,8 @@ def _open_for_writing(path: Path, overwrite: bool) -> tuple[int, Path | None]:
 
 
 # ------------------------------------------------------------------------ writing
-def _create(group: h5py.Group, name: str, data: Any = None, *, shape: tuple[int, ...] | None = None,
-            dtype: Any = float, rows: int | None = None) -> h5py.Dataset:
+def growable_dataset(group: h5py.Group, name: str, data: Any = None, *, shape: tuple[int, ...] | None = None,
+                     dtype: Any = float, rows: int | None = None) -> h5py.Dataset:
     """A chunked dataset with a Fletcher32 checksum, growable along its first axis.
 
     ``data`` fills it; otherwise it starts empty with rows of ``shape``. ``rows`` is the chunk
@@ -239,7 +240,7 @@ class ResultWriter:
                  overwrite: bool = False) -> None:
         from flexmb import __version__
 
-        h5py = _h5py()
+        h5py = h5py_module()
         self.path = Path(path)
         self._result = result
         fd, self._temporary = _open_for_writing(self.path, overwrite)
@@ -261,14 +262,14 @@ class ResultWriter:
                 _write_layout(f.create_group("model"), result.layout)
             reference = getattr(result, "reference", None)
             if reference is not None:
-                _create(f, "reference", np.asarray(reference, dtype=float))
+                growable_dataset(f, "reference", np.asarray(reference, dtype=float))
             f.create_group("steps")
             self._steps: dict[str, h5py.Dataset] | None = None    # created with the first step
             log = f.create_group("log")
-            _create(log, "at", shape=(), rows=64)
-            _create(log, "kind", shape=(), dtype=_STATUS_DTYPE, rows=64)
-            _create(log, "end", shape=(), dtype=np.int64, rows=64)
-            _create(log, "text", shape=(), dtype=np.uint8, rows=4096)
+            growable_dataset(log, "at", shape=(), rows=64)
+            growable_dataset(log, "kind", shape=(), dtype=_STATUS_DTYPE, rows=64)
+            growable_dataset(log, "end", shape=(), dtype=np.int64, rows=64)
+            growable_dataset(log, "text", shape=(), dtype=np.uint8, rows=4096)
             self._start(flush_interval, n_steps=0, n_events=0, n_chars=0)
             self._flush()
             if self._temporary is not None:
@@ -285,7 +286,7 @@ class ResultWriter:
     def reopen(cls, path: str | Path, result: Result, flush_interval: float | None = None) -> "ResultWriter":
         """Continue the file ``result`` was loaded from: keep its first ``result.n_steps`` steps and
         ``len(result.events)`` log entries (rows past them are dropped) and append from there."""
-        h5py = _h5py()
+        h5py = h5py_module()
         self = cls.__new__(cls)
         self.path = Path(path)
         self._result = result
@@ -396,7 +397,7 @@ class ResultWriter:
             if value.size == 0:                               # e.g. no multipliers without joints: read back empty
                 continue
             rows = min(_MAX_CHUNK_ROWS, max(1, _CHUNK_BYTES // value.nbytes))
-            self._steps[name] = _create(steps, name, shape=value.shape, rows=rows)
+            self._steps[name] = growable_dataset(steps, name, shape=value.shape, rows=rows)
         self._start_swmr()
 
     def _start_swmr(self) -> None:
@@ -442,7 +443,7 @@ class ResultWriter:
         n_events = self._n_events + len(self._pending_events)
         n_chars = self._n_chars + sum(len(e.message.encode()) for e in self._pending_events)
         counts = np.array([n, n_events, self._result.cutbacks], dtype=np.int64)
-        self._committed.id.write(_h5py().h5s.ALL, _h5py().h5s.ALL, counts)
+        self._committed.id.write(h5py_module().h5s.ALL, h5py_module().h5s.ALL, counts)
         self._flush()
         self._n, self._n_events, self._n_chars = n, n_events, n_chars
         self._pending, self._pending_events = [], []
@@ -596,33 +597,33 @@ def _write_layout(g: h5py.Group, layout: ModelLayout) -> None:
         g.attrs["sensors"] = json.dumps([sensor.to_dict() for sensor in layout.sensors])
     if len(layout.joint_points):
         g.attrs["joint_kinds"] = json.dumps(layout.joint_kinds)
-        _create(g, "joint_points", layout.joint_points)
-        _create(g, "joint_sides", layout.joint_sides, dtype=np.int64)
-    _create(g, "coordinates", layout.coordinates)
-    _create(g, "has_rotations", layout.has_rotations, dtype=np.uint8)
-    _create(g, "point_masses", layout.point_masses.reshape(-1, 2))
-    _create(g, "prescribed", layout.prescribed, dtype=np.int64)
+        growable_dataset(g, "joint_points", layout.joint_points)
+        growable_dataset(g, "joint_sides", layout.joint_sides, dtype=np.int64)
+    growable_dataset(g, "coordinates", layout.coordinates)
+    growable_dataset(g, "has_rotations", layout.has_rotations, dtype=np.uint8)
+    growable_dataset(g, "point_masses", layout.point_masses.reshape(-1, 2))
+    growable_dataset(g, "prescribed", layout.prescribed, dtype=np.int64)
     groups = g.create_group("groups")
     for i, grp in enumerate(layout.groups):
         h = groups.create_group(str(i))
         h.attrs.update({"name": grp.name, "kind": grp.kind, "section": json.dumps(grp.section),
                         "outputs": json.dumps(grp.outputs)})
-        _create(h, "connectivity", grp.connectivity, dtype=np.int64)
+        growable_dataset(h, "connectivity", grp.connectivity, dtype=np.int64)
         if grp.frames is not None:
-            _create(h, "frames", grp.frames)
+            growable_dataset(h, "frames", grp.frames)
         if grp.thickness is not None:
-            _create(h, "thickness", grp.thickness)
+            growable_dataset(h, "thickness", grp.thickness)
         if grp.modal_mesh is not None:
             mesh = grp.modal_mesh
             m = h.create_group("modal_mesh")
             m.attrs.update({"frame_node": mesh.frame_node, "section": json.dumps(mesh.section)})
-            _create(m, "dofs", mesh.dofs, dtype=np.int64)
-            _create(m, "positions", mesh.positions)
-            _create(m, "basis", mesh.basis)
-            _create(m, "lines", mesh.lines, dtype=np.int64)
-            _create(m, "triangles", mesh.triangles, dtype=np.int64)
+            growable_dataset(m, "dofs", mesh.dofs, dtype=np.int64)
+            growable_dataset(m, "positions", mesh.positions)
+            growable_dataset(m, "basis", mesh.basis)
+            growable_dataset(m, "lines", mesh.lines, dtype=np.int64)
+            growable_dataset(m, "triangles", mesh.triangles, dtype=np.int64)
             if mesh.frames is not None:
-                _create(m, "frames", mesh.frames)
+                growable_dataset(m, "frames", mesh.frames)
 
 
 # ------------------------------------------------------------------------ reading
@@ -651,7 +652,7 @@ def read_result(path: str | Path) -> Result:
     if not path.exists():
         raise FileNotFoundError(f"result file {path} does not exist")
     try:
-        f = _open_for_reading(path)
+        f = open_for_reading(path)
     except OSError as exc:
         if "not already open for SWMR writing" in str(exc):
             raise ValueError(f"{path} is being created by another process (no step written yet), or that "
@@ -668,7 +669,7 @@ def read_result(path: str | Path) -> Result:
 
 def _read_open_file(f: h5py.File, path: Path) -> Result:
     """The result in the open file ``f`` (``path`` names it in errors)."""
-    h5py = _h5py()
+    h5py = h5py_module()
     if f.attrs.get("format") != FORMAT:
         raise ValueError(f"{path} is not a flexmb result file (format attribute "
                          f"{f.attrs.get('format')!r})")
@@ -726,14 +727,14 @@ def _read_open_file(f: h5py.File, path: Path) -> Result:
     return result
 
 
-def _open_for_reading(path: Path) -> h5py.File:
+def open_for_reading(path: Path) -> h5py.File:
     """The file opened read-only without taking a lock (a live writer must not block readers).
 
     A file marked "open for writing" (its writer runs, or was killed) is opened for SWMR
     reading, consistent at every moment of the writer's work; any other file normally, since a
     SWMR reader retries damaged metadata for minutes before it gives up.
     """
-    h5py = _h5py()
+    h5py = h5py_module()
     try:
         return h5py.File(path, "r", locking=False)
     except OSError as exc:

@@ -51,7 +51,7 @@ import numpy as np
 
 from flexmb.checks import FlexmbWarning, ModelError
 from flexmb.io.guarded_file import FaultGuard, clear_open_flags, lock_for_writing
-from flexmb.io.result_file import _create, _h5py, _open_for_reading, failure_reason
+from flexmb.io.result_file import failure_reason, growable_dataset, h5py_module, open_for_reading
 from flexmb.studies.space import Space
 
 FILE_NAME = "study.h5"
@@ -100,7 +100,7 @@ class StudyWriter:
     def __init__(self, path: Path, name: str, description: str, space: Space, records: dict) -> None:
         from flexmb import __version__
 
-        h5py = _h5py()
+        h5py = h5py_module()
         self.path = Path(path)
         self._n = self._n_values = self._n_chars = 0
         self._closed = False
@@ -124,14 +124,14 @@ class StudyWriter:
             self._committed = f.create_dataset("committed", data=np.zeros(3, dtype=np.int64), chunks=(3,),
                                                maxshape=(3,), fletcher32=True)
             g = f.create_group("space")
-            _create(g, "values", space.values)
-            _create(g, "ids", np.array(space.ids, dtype=_ID), dtype=_ID)
+            growable_dataset(g, "values", space.values)
+            growable_dataset(g, "ids", np.array(space.ids, dtype=_ID), dtype=_ID)
             g = f.create_group("records")
-            self._ds = {"id": _create(g, "id", shape=(), dtype=_ID, rows=_ROWS),
-                        "end": _create(g, "end", shape=(2,), dtype=np.int64, rows=_ROWS),
-                        "text": _create(g, "text", shape=(), dtype=np.uint8, rows=_TEXT_CHUNK),
-                        "values": _create(g, "values", shape=(), rows=_VALUE_CHUNK),
-                        "checksum": _create(g, "checksum", shape=(), dtype=np.uint32, rows=_ROWS)}
+            self._ds = {"id": growable_dataset(g, "id", shape=(), dtype=_ID, rows=_ROWS),
+                        "end": growable_dataset(g, "end", shape=(2,), dtype=np.int64, rows=_ROWS),
+                        "text": growable_dataset(g, "text", shape=(), dtype=np.uint8, rows=_TEXT_CHUNK),
+                        "values": growable_dataset(g, "values", shape=(), rows=_VALUE_CHUNK),
+                        "checksum": growable_dataset(g, "checksum", shape=(), dtype=np.uint32, rows=_ROWS)}
             f.swmr_mode = True
             self._guard.creating = False
             info = self._status.id.get_chunk_info(0)
@@ -179,7 +179,7 @@ class StudyWriter:
         the counts that make them part of the file."""
         if not records:
             return
-        h5s = _h5py().h5s
+        h5s = h5py_module().h5s
         texts, values, ends, sums = [], [], [], []
         n_chars, n_values = self._n_chars, self._n_values
         for r in records:
@@ -405,7 +405,7 @@ def read_study(path: Path | str, damaged: str = "raise") -> StoredStudy:
     if not path.is_file():
         raise ModelError(f"study file {path} does not exist")
     try:
-        f = _open_for_reading(path)
+        f = open_for_reading(path)
     except OSError as exc:
         raise ModelError(f"cannot read study file {path}: {exc}; move it away to start the study anew") from None
     try:
@@ -418,7 +418,7 @@ def read_study(path: Path | str, damaged: str = "raise") -> StoredStudy:
             if int(f.attrs["format_version"]) > FORMAT_VERSION:
                 raise ModelError(f"{path} has study format version {f.attrs['format_version']}; this flexmb reads "
                                  f"up to {FORMAT_VERSION} (update flexmb)")
-            stored = _read_v2(f, path, damaged, _h5py())
+            stored = _read_v2(f, path, damaged, h5py_module())
     except (OSError, KeyError) as exc:                        # damaged HDF5 structure, a missing part
         raise ModelError(f"cannot read study file {path}: it is damaged ({exc}); move it away to start the "
                          "study anew") from None
