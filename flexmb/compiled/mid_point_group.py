@@ -121,14 +121,14 @@ def beam2d_mid_point_residual(X, EA, EI, second_order, edofs, entry_map, cubic, 
             inertia[director_dofs[k]] = director[3, k]
         for k in range(n):
             inertia[k] += f_c[k]
-        if tangent:
-            for k in range(data.size):
-                data[k] += d_c[k]
+        if tangent:                    # in MidPoint.residual's order: the director diagonal, then d_c
             slot = 0
             for k in range(n_d):
                 if director_free[k]:
                     data[director_diagonal[slot]] += director[4, k] - mass_factor * director_inertia[k]
                     slot += 1
+            for k in range(data.size):
+                data[k] += d_c[k]
     for k in range(n):
         g[k] = q_m[k] - f_m[k] + inertia[k]
     return residual_scale(mass_indptr, mass_indices, mass_values, v1, free, momentum_norm0, dt, q_m, f_m, inertia)
