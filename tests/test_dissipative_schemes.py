@@ -8,7 +8,7 @@ import pytest
 
 import flexmb as fm
 from flexmb.integrators.dissipative import (AlphaParameters, GeneralizedAlpha, EnergyDecayingMidPoint,
-                                            chord_dissipative_force)
+                                            EnergyDecayingVelocityMidPoint, chord_dissipative_force)
 from flexmb.integrators.schemes import State
 from flexmb.integrators.time_stepping import ALL_SCHEMES
 
@@ -396,14 +396,22 @@ def test_bad_input_names_the_scheme_and_value():
     n = beam.add_nodes([[0.0, 0.0], [1.0, 0.0]])
     beam.add_beam2d([n], EA=1e5, EI=10.0, rho_A=1.0, mass="cubic", name="arm")
     beam.fix(n[0])
-    with pytest.raises(fm.ModelError, match="'energy-decaying'.*group 'arm' has mass='cubic'"):
-        EnergyDecayingMidPoint(fm.Assembly(beam))
+    with pytest.raises(fm.ModelError, match="'energy-decaying-velocity'.*group 'arm' has a configuration-dependent"):
+        EnergyDecayingVelocityMidPoint(fm.Assembly(beam))
     spatial = fm.Model(dim=3)
     n = spatial.add_nodes([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0]])
     spatial.add_beam3d([n], EA=1e5, GJ=10.0, EI_y=10.0, EI_z=10.0, rho_A=1.0, rho_I=(1e-3, 1e-3, 1e-3),
                        name="shaft")
     spatial.fix(n[0])
-    with pytest.raises(fm.ModelError, match="spatial \\(3D\\) rotations are not supported.*node 0"):
-        GeneralizedAlpha(fm.Assembly(spatial))
-    with pytest.raises(fm.ModelError, match="element group 'shaft' is a Beam3D.*truss and Beam2D groups only"):
-        EnergyDecayingMidPoint(fm.Assembly(spatial))
+    with pytest.raises(fm.ModelError, match="'energy-decaying-velocity'.*spatial \\(3D\\) rotations are not "
+                                            "supported.*node 0"):
+        EnergyDecayingVelocityMidPoint(fm.Assembly(spatial))
+    sprung = fm.Model(dim=2)
+    n = sprung.add_nodes([[0.0, 0.0], [1.0, 0.0]])
+    sprung.add_spring(n[0], n[1], k=1e3)
+    sprung.add_point_mass(n[1], 1.0)
+    sprung.fix(n[0])
+    EnergyDecayingMidPoint(fm.Assembly(sprung))             # taken, without numerical dissipation of the spring
+    with pytest.raises(fm.ModelError, match="'energy-decaying-velocity'.*element group 'springs' is a "
+                                            "PointSpringDamper.*Truss and Beam2D groups only"):
+        EnergyDecayingVelocityMidPoint(fm.Assembly(sprung))
