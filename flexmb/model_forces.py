@@ -298,7 +298,7 @@ class ForceElements:
         """Rayleigh damping ``alpha M + beta K`` of an element group (the group or its name):
         alpha in 1/s on the group's mass (damping against the inertial frame, so it also slows
         rigid motion), beta in s on the rates of the elements' own strains with their material
-        stiffness (objective: nothing in rigid motion; Truss and Beam2D groups); modal damping
+        stiffness (objective: nothing in rigid motion; every element type); modal damping
         ratios about the undeformed state zeta_k = alpha / (2 omega_k) + beta omega_k / 2. See
         :mod:`flexmb.elements.rayleigh`. alpha = beta = 0 removes it."""
         from flexmb.elements.rayleigh import RayleighDamping, check_rayleigh

@@ -573,3 +573,113 @@ def strain_stiffness(X: np.ndarray, D0: np.ndarray, K_local: np.ndarray, frames:
                     acc += Z[e, r, i] * KZ[r, j]
                 S[e, i, j] = S[e, j, i] = acc
     return Z, S, bad
+
+
+# ------------------------------------------------------------------ Rayleigh (strain-rate) damping
+@jit
+def rayleigh_mid_point(X: np.ndarray, u0: np.ndarray, u1: np.ndarray, D0: np.ndarray, S: np.ndarray,
+                       rate: float, tangent: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Strain-rate damping over a mid-point step (:mod:`flexmb.elements.rayleigh`): force
+    ``G_m^T sigma`` (n_el, 18) with the damping stresses ``sigma = rate S (e_{n+1} - e_n)``
+    (rate = beta / dt, e the strains before the angle map) and the exact rows G_m of
+    :func:`mid_point_force_and_tangent`; with ``tangent`` its derivative w.r.t. the step increment
+    (n_el, 18, 18; (0, 18, 18) without)."""
+    n = X.shape[0]
+    q = np.empty((n, N_DOF))
+    K = np.empty((n if tangent else 0, N_DOF, N_DOF))
+    l0, l1, lm = np.empty((3, 3, 3)), np.empty((3, 3, 3)), np.empty((3, 3, 3))
+    R0, R1 = np.empty((3, 3, 3)), np.empty((3, 3, 3))
+    dirs0, dirs1, dirsm = np.empty((3, N_SLOTS, 3)), np.empty((3, N_SLOTS, 3)), np.empty((3, N_SLOTS, 3))
+    turn0, turn1 = np.empty((3, N_SLOTS, 3)), np.empty((3, N_SLOTS, 3))
+    Pm, Pend = np.empty((3, N_SLOTS, 3, 3)), np.empty((3, N_SLOTS, 3, 3))
+    Gres, Rrel, w3 = np.empty((3, 3)), np.empty((3, 3)), np.empty(3)
+    eps0, eps1, sigma = np.empty(N_STRAINS), np.empty(N_STRAINS), np.empty(N_STRAINS)
+    Gm, E1, T = np.empty((N_STRAINS, N_DOF)), np.empty((N_STRAINS, N_DOF)), np.empty((N_STRAINS, N_DOF))
+    H = np.empty((N_STRAINS, N_STRAINS))
+    for e in range(n):
+        _configuration(X, u0, D0, e, l0, R0, dirs0, turn0)
+        _configuration(X, u1, D0, e, l1, R1, dirs1, turn1)
+        _strains(X, u0, e, dirs0, turn0, eps0)
+        _strains(X, u1, e, dirs1, turn1, eps1)
+        for i in range(N_STRAINS):
+            acc = 0.0
+            for k in range(N_STRAINS):
+                H[i, k] = rate * S[e, i, k]
+                acc += H[i, k] * (eps1[k] - eps0[k])
+            sigma[i] = acc
+        for a in range(3):
+            for b in range(3):
+                for c in range(3):
+                    lm[a, b, c] = 0.5 * (l0[a, b, c] + l1[a, b, c])
+            for s in range(N_SLOTS):
+                for c in range(3):
+                    dirsm[a, s, c] = 0.5 * (dirs0[a, s, c] + dirs1[a, s, c])
+        _spin_jacobians(dirsm, Pm)
+        _rows(lm, dirsm, Pm, Gm)
+        _force(Gm, sigma, q[e])
+        if not tangent:
+            continue
+        for a in range(3):
+            for r in range(3):
+                for c in range(3):
+                    Rrel[r, c] = R1[a, r, 0] * R0[a, c, 0] + R1[a, r, 1] * R0[a, c, 1] + R1[a, r, 2] * R0[a, c, 2]
+            cayley_from_matrix_into(Rrel, w3)
+            cayley_resolvent_into(w3, Gres)
+            for s in range(N_SLOTS):
+                _minus_times_hat(Gres, dirsm[a, s], Pend[a, s])
+        _rows(l1, dirs1, Pend, E1)                                     # d e_{n+1} / d d
+        Ke = K[e]
+        Ke[:, :] = 0.0
+        _add_sandwich(Gm, H, E1, Ke, T)
+        _add_row_stiffness(sigma, 0.5, lm, dirsm, Pend, Ke)
+    return q, K
+
+
+@jit
+def rayleigh_end_point(X: np.ndarray, u: np.ndarray, v: np.ndarray, D0: np.ndarray, S: np.ndarray,
+                       beta: float, dv_du: float, tangent: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Strain-rate damping at the state (u, v) (:mod:`flexmb.elements.rayleigh`): ``G^T beta S G v``
+    (n_el, 18), G = de/dq with nodal spins, v with the spatial angular velocities; with
+    ``tangent`` its derivative along dv = dv_du du (n_el, 18, 18; (0, 18, 18) without)."""
+    n = X.shape[0]
+    q = np.empty((n, N_DOF))
+    K = np.empty((n if tangent else 0, N_DOF, N_DOF))
+    l, R, P = np.empty((3, 3, 3)), np.empty((3, 3, 3)), np.empty((3, N_SLOTS, 3, 3))
+    dirs, turn = np.empty((3, N_SLOTS, 3)), np.empty((3, N_SLOTS, 3))
+    rates, sigma, unit = np.empty(N_STRAINS), np.empty(N_STRAINS), np.zeros(N_STRAINS)
+    G, A, T = np.empty((N_STRAINS, N_DOF)), np.empty((N_STRAINS, N_DOF)), np.empty((N_STRAINS, N_DOF))
+    H, Hk = np.empty((N_STRAINS, N_STRAINS)), np.empty((N_DOF, N_DOF))
+    for e in range(n):
+        _configuration(X, u, D0, e, l, R, dirs, turn)
+        _spin_jacobians(dirs, P)
+        _rows(l, dirs, P, G)
+        for k in range(N_STRAINS):
+            acc = 0.0
+            for c in range(N_DOF):
+                acc += G[k, c] * v[e, c]
+            rates[k] = acc
+        for i in range(N_STRAINS):
+            acc = 0.0
+            for k in range(N_STRAINS):
+                H[i, k] = beta * S[e, i, k]
+                acc += H[i, k] * rates[k]
+            sigma[i] = acc
+        _force(G, sigma, q[e])
+        if not tangent:
+            continue
+        # A = dv_du G + d(G v)/dq: row k of the latter is v^T (dG_k/dq), the row stiffness of a unit stress k
+        for k in range(N_STRAINS):
+            Hk[:, :] = 0.0
+            unit[k] = 1.0
+            _add_row_stiffness(unit, 1.0, l, dirs, P, Hk)
+            unit[k] = 0.0
+            for c in range(N_DOF):
+                acc = dv_du * G[k, c]
+                for r in range(N_DOF):
+                    acc += v[e, r] * Hk[r, c]
+                A[k, c] = acc
+        Ke = K[e]
+        Ke[:, :] = 0.0
+        _add_sandwich(G, H, A, Ke, T)
+        _add_row_stiffness(sigma, 1.0, l, dirs, P, Ke)
+    return q, K

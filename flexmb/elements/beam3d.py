@@ -60,7 +60,8 @@ Evaluation: the public kernels call the compiled loops of :mod:`flexmb.compiled.
 imported on first use). The numpy implementation here, :meth:`Beam3D.reference_static`,
 :meth:`Beam3D.reference_geometric_stiffness` and :meth:`Beam3D.reference_mid_point_force_and_tangent`
 with their helpers, is their specification: the tests check the compiled kernels against it to
-1e-12 relative; it is not used otherwise.
+1e-12 relative. The helpers (vectors, strains, rows and their stiffness) also build the
+strain-rate Rayleigh damping of :mod:`flexmb.elements.rayleigh`.
 """
 from __future__ import annotations
 
