@@ -310,24 +310,39 @@ def _require_free_dofs(asm: Any, what: str) -> None:
 # The analyses call one of these right after building their Assembly (``asm``: an
 # :class:`~flexmb.assembly.Assembly`, used duck-typed so that this module stays below it).
 def check_integrate(asm: Any, dt: Any, t_end: Any, t0: Any, u0: Any, v0: Any, newton: Any,
-                    max_cutbacks: Any, output_every: Any, max_steps: Any) -> None:
+                    max_cutbacks: Any, output_every: Any, max_steps: Any, rtol: Any = None, dt_min: Any = None,
+                    dt_max: Any = None) -> None:
     """Arguments of :func:`~flexmb.integrators.time_stepping.integrate`; also refuses DOFs that
-    have no mass, no stiffness and no joint (their motion is undetermined)."""
+    have no mass, no stiffness and no joint (their motion is undetermined). Fixed steps (``dt``
+    given, ``rtol`` None) must divide t_end - t0; error-controlled steps (``dt`` None or ``rtol``
+    given) take ``dt`` as their first step and need dt_min <= dt <= dt_max."""
     what = "integrate"
     _check_assembly(asm, what)
-    dt = real(dt, f"{what}: dt (s)", low=0.0, low_open=True)
+    if t_end is None:
+        raise ModelError(f"{what}: t_end (s), the end of the run, is required: integrate(model, dt, t_end) "
+                         "or integrate(model, t_end=..., rtol=...) for error-controlled steps")
+    adaptive = dt is None or rtol is not None
+    if dt is not None:
+        dt = real(dt, f"{what}: dt (s)", low=0.0, low_open=True)
     t0 = real(t0, f"{what}: t0 (s)")
     t_end = real(t_end, f"{what}: t_end (s)")
     if not t_end > t0:
         raise ModelError(f"{what}: t_end must be > t0 = {t0:g} s, got {t_end:g} s")
-    steps = (t_end - t0) / dt                                    # inf for a denormal dt
     limit = MAX_STEPS if max_steps is None else integer(max_steps, f"{what}: max_steps", low=1)
-    if not steps < limit + 0.5:
-        raise ModelError(f"{what}: dt = {dt:g} s from t0 = {t0:g} s to t_end = {t_end:g} s is {steps:.0f} time "
-                         f"steps, more than max_steps = {limit}; check the units of dt and t_end (seconds)"
-                         + (f", or pass max_steps={steps:.0f} to run them" if math.isfinite(steps) else ""))
-    if abs(round(steps) * dt - (t_end - t0)) > 1e-9 * (t_end - t0):
-        raise ModelError(f"{what}: t_end - t0 = {t_end - t0} is not a whole number of steps dt = {dt}")
+    if adaptive:
+        _check_step_control(dt, t_end - t0, rtol, dt_min, dt_max, what)
+    else:
+        for name, value in (("dt_min", dt_min), ("dt_max", dt_max)):
+            if value is not None:
+                raise ModelError(f"{what}: {name} bounds error-controlled steps; with fixed steps dt = {dt:g} s "
+                                 f"leave it out, or pass rtol (dt is then the first step)")
+        steps = (t_end - t0) / dt                                    # inf for a denormal dt
+        if not steps < limit + 0.5:
+            raise ModelError(f"{what}: dt = {dt:g} s from t0 = {t0:g} s to t_end = {t_end:g} s is {steps:.0f} time "
+                             f"steps, more than max_steps = {limit}; check the units of dt and t_end (seconds)"
+                             + (f", or pass max_steps={steps:.0f} to run them" if math.isfinite(steps) else ""))
+        if abs(round(steps) * dt - (t_end - t0)) > 1e-9 * (t_end - t0):
+            raise ModelError(f"{what}: t_end - t0 = {t_end - t0} is not a whole number of steps dt = {dt}")
     _check_newton(newton, what)
     integer(max_cutbacks, f"{what}: max_cutbacks", 0, MAX_CUTBACKS)
     integer(output_every, f"{what}: output_every", low=1)
@@ -336,6 +351,26 @@ def check_integrate(asm: Any, dt: Any, t_end: Any, t0: Any, u0: Any, v0: Any, ne
     _warn_loads_on_fixed_dofs(asm)
     refuse_reference_masses(asm, what)
     _check_masses(asm, u, t0, what)
+
+
+#: rtol of error-controlled steps (:mod:`flexmb.integrators.step_control`) must lie in this range:
+#: below it, Newton's own error (its tolerance 1e-10) is what the step-doubling estimate measures
+RTOL_RANGE = (1e-8, 0.1)
+
+
+def _check_step_control(dt: float | None, span: float, rtol: Any, dt_min: Any, dt_max: Any, what: str) -> None:
+    """rtol in RTOL_RANGE; dt_min <= dt (the first step) <= dt_max <= span (all in s)."""
+    if rtol is not None:
+        real(rtol, f"{what}: rtol", low=RTOL_RANGE[0], high=RTOL_RANGE[1])
+    low = None if dt_min is None else real(dt_min, f"{what}: dt_min (s)", low=0.0, low_open=True)
+    high = None if dt_max is None else real(dt_max, f"{what}: dt_max (s)", low=0.0, low_open=True)
+    if high is not None and high > span:
+        raise ModelError(f"{what}: dt_max = {high:g} s is longer than the run, t_end - t0 = {span:g} s")
+    if low is not None and high is not None and low > high:
+        raise ModelError(f"{what}: dt_min = {low:g} s is larger than dt_max = {high:g} s")
+    if dt is not None and ((low is not None and dt < low) or (high is not None and dt > high) or dt > span):
+        raise ModelError(f"{what}: the first step dt = {dt:g} s must lie within dt_min .. dt_max "
+                         f"({low if low is not None else 0:g} .. {high if high is not None else span:g} s)")
 
 
 def refuse_reference_masses(asm: Any, what: str) -> None:

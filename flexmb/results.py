@@ -838,6 +838,22 @@ class TimeHistory(Result):
         self.scheme = scheme
         self.dt = float(dt)
 
+    def note_step(self, dt: float) -> None:
+        """Enter an accepted time step of dt (s) in :attr:`step_sizes` (after the steps between the
+        output times already held, those of a file a run continues)."""
+        if "_step_sizes" not in self.__dict__:
+            self.__dict__["_step_sizes"] = list(np.diff(self.parameter))
+        self.__dict__["_step_sizes"].append(float(dt))
+
+    @property
+    def step_sizes(self) -> np.ndarray:
+        """Every time step the run took (s), in order, (n_taken,): error-controlled steps vary
+        (``meta["rtol"]``), a cut-back's half steps count as their step. Not stored in result
+        files: a history read from a file gives the differences of its output times (the steps
+        when every step was an output)."""
+        taken = self.__dict__.get("_step_sizes")
+        return np.array(taken, dtype=float) if taken is not None else np.diff(self.parameter)
+
     def record(self, asm: Assembly, s: State, iterations: int) -> None:
         """Append state ``s`` with its energies, momentum and element outputs."""
         cs = asm.constraints
@@ -899,6 +915,8 @@ class TimeHistory(Result):
         return np.array(self.v)[:, self._layout().index(node, dof)]
 
     def _summary(self) -> str:
+        if "rtol" in self.meta:
+            return f"{self.scheme} scheme, error-controlled steps (rtol = {self.meta['rtol']:g}), {super()._summary()}"
         return f"{self.scheme} scheme, dt = {self.dt:g} s, {super()._summary()}"
 
     def step_at(self, t: float) -> int:

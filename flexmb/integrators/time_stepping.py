@@ -1,15 +1,19 @@
-"""Fixed-step time integration with automatic step cut-back and energy/momentum bookkeeping.
+"""Time integration with fixed or error-controlled steps, automatic step cut-back and energy/momentum
+bookkeeping.
 
 ``integrate`` advances a model with a :mod:`scheme <flexmb.integrators.schemes>` and the shared
-Newton driver. A step whose Newton iteration fails is retried as two half steps (recursively,
-up to ``max_cutbacks`` halvings); output is still recorded at the requested step times, and
+Newton driver, with fixed steps ``dt`` or with steps chosen from a local error estimate
+(``dt=None`` or ``rtol``, :mod:`flexmb.integrators.step_control`). A step whose Newton iteration
+fails is retried as two half steps (recursively, up to ``max_cutbacks`` halvings); output is
+still recorded at the requested step times, and
 every cut-back is entered in the run log (:attr:`~flexmb.results.Result.events`). With
 ``save_to`` each output step is written to the result file as soon as it is computed; if a step
 cannot be completed, the history computed so far is attached to the :class:`TimeIntegrationError`.
 ``restart_from`` continues a run from the last complete step of its result file: every output
 step holds the scheme's whole state (displacements, velocities, the scheme's acceleration,
 reactions, work, multipliers and constraint forces), so the continuation equals the run that
-was never interrupted.
+was never interrupted. A run that fails says in its error which likely causes it can see and what
+flexmb offers against them (:mod:`flexmb.integrators.advice`).
 """
 from __future__ import annotations
 
@@ -22,11 +26,13 @@ from pathlib import Path
 import numpy as np
 
 from flexmb.assembly import Assembly
-from flexmb.checks import FlexmbWarning, check_integrate
+from flexmb.checks import MAX_STEPS, FlexmbWarning, check_integrate
+from flexmb.integrators.advice import diagnose
 from flexmb.integrators.newton import (MAX_ROTATION_CORRECTION, MODIFIED_NEWTON_MIN_SIZE, NewtonFailure, NewtonLog,
                                        NewtonSettings, SingularJacobian, newton_solve)
 from flexmb.integrators.dissipative import DISSIPATIVE_SCHEMES
 from flexmb.integrators.schemes import SCHEMES, MidPoint, Scheme, State
+from flexmb.integrators.step_control import FIRST_STEP, MAX_STEP, MIN_STEP, ORDER, StepControl, error_norm
 from flexmb.model import Model, ModelError
 from flexmb.model_digest import changed_parts
 from flexmb.multibody.initial import check_initial_state
@@ -54,18 +60,33 @@ class BranchChangeError(TimeIntegrationError):
     step before it."""
 
 
-def integrate(model: Model | Assembly, dt: float, t_end: float, scheme: str = "mid-point",
+def integrate(model: Model | Assembly, dt: float | None = None, t_end: float | None = None,
+              scheme: str = "mid-point",
               u0: np.ndarray | None = None, v0: np.ndarray | None = None, t0: float = 0.0,
               newton: NewtonSettings | None = None, max_cutbacks: int = 6, output_every: int = 1,
               progress: bool | None = None, save_to: str | Path | None = None,
               keep_newton_logs: bool = False, max_steps: int | None = None, overwrite: bool = False,
               restart_from: str | Path | None = None, cutback_check: str = "error",
-              rho_inf: float | None = None, allow_changed: bool = False) -> TimeHistory:
-    """Integrate from ``t0`` to ``t_end`` with steps ``dt`` (s).
+              rho_inf: float | None = None, allow_changed: bool = False, rtol: float | None = None,
+              dt_min: float | None = None, dt_max: float | None = None) -> TimeHistory:
+    """Integrate from ``t0`` to ``t_end`` (s) with fixed steps ``dt`` (s), or with error-controlled
+    steps (``dt=None`` or ``rtol`` given).
 
     Parameters
     ----------
     model : the model, or an :class:`~flexmb.assembly.Assembly` built from it (reused).
+    dt : the fixed step (s), a whole fraction of t_end - t0; with ``rtol`` the first step (within
+        dt_min .. dt_max). None: error-controlled steps (``rtol`` default 1e-3), the first step
+        1e-3 (t_end - t0).
+    t_end : the end of the run (s), required.
+    rtol : error-controlled steps: the largest local error of a step relative to its motion
+        (dimensionless; see :mod:`flexmb.integrators.step_control`). Each pair of steps is also
+        taken as one step of their length, and their difference estimates the error; a pair above
+        rtol is rejected (run log entry "rejected") and taken again with smaller steps. The steps
+        are in ``history.step_sizes``; output is every ``output_every``-th step and at t_end, at
+        non-uniform times. Three solves per pair of steps. Not with ``restart_from``.
+    dt_min, dt_max : bounds of the error-controlled steps (s); default 1e-10 and 0.1 of
+        t_end - t0. A step that needs less than dt_min ends the run with TimeIntegrationError.
     scheme : ``"mid-point"`` (energy conserving), ``"composed-mid-point"`` (the same composed to
         fourth order: five mid-point sub-steps per step, see
         :class:`~flexmb.integrators.schemes.ComposedMidPoint`), ``"newmark"`` (trapezoidal baseline),
@@ -84,7 +105,8 @@ def integrate(model: Model | Assembly, dt: float, t_end: float, scheme: str = "m
         ``restart_from`` and no ``save_to``, the restarted file itself.
     keep_newton_logs : keep every step's Newton log in ``history.newton_logs``.
     max_steps : more time steps than this are refused as a likely unit mistake (default
-        :data:`flexmb.checks.MAX_STEPS`, one million).
+        :data:`flexmb.checks.MAX_STEPS`, one million); error-controlled steps stop with
+        TimeIntegrationError when they reach it before t_end.
     overwrite : replace an existing ``save_to`` file (otherwise the run refuses to start).
     restart_from : result file of an earlier run of this model (finished, failed or killed) to
         continue from its last complete step up to ``t_end``: the model must have the file's
@@ -111,8 +133,10 @@ def integrate(model: Model | Assembly, dt: float, t_end: float, scheme: str = "m
 
     Raises
     ------
-    TimeIntegrationError : a step failed after ``max_cutbacks`` halvings; its ``history`` holds
-        every step before it (also in ``save_to``).
+    TimeIntegrationError : a step failed after ``max_cutbacks`` halvings (or, with error-controlled
+        steps, needed less than dt_min or more than max_steps); its ``history`` holds every step
+        before it (also in ``save_to``). The message names the likely causes the run can see and
+        flexmb's remedies (:func:`flexmb.integrators.advice.diagnose`).
     BranchChangeError : a cut-back changed the solution (see ``cutback_check``); its ``history``
         holds every step before the step that needed it.
     ResultFileError : the result file could not be written (disk full, no permission); the
@@ -120,11 +144,16 @@ def integrate(model: Model | Assembly, dt: float, t_end: float, scheme: str = "m
     FileExistsError : ``save_to`` exists and ``overwrite`` is false.
     """
     asm = model if isinstance(model, Assembly) else Assembly(model)
+    adaptive = dt is None or rtol is not None
+    if adaptive and restart_from is not None:
+        raise ModelError(f"restart_from {restart_from}: a restart continues fixed steps only; to continue with "
+                         "error-controlled steps, start a new run from the file's last state (u0=r.u[-1], "
+                         "v0=r.v[-1], t0=r.t[-1] of r = flexmb.load_result(file))")
     restarted: tuple[TimeHistory, State] | None = None
     if restart_from is not None:
         restarted = _restart_point(asm, Path(restart_from), scheme, dt, t0, u0, v0, rho_inf, allow_changed)
         t0 = restarted[0].meta["t0"]
-    check_integrate(asm, dt, t_end, t0, u0, v0, newton, max_cutbacks, output_every, max_steps)
+    check_integrate(asm, dt, t_end, t0, u0, v0, newton, max_cutbacks, output_every, max_steps, rtol, dt_min, dt_max)
     if scheme not in ALL_SCHEMES:
         raise ModelError(f"integrate: unknown scheme {scheme!r}; choose one of {', '.join(ALL_SCHEMES)}")
     if rho_inf is not None and scheme not in DISSIPATIVE_SCHEMES:
@@ -133,7 +162,6 @@ def integrate(model: Model | Assembly, dt: float, t_end: float, scheme: str = "m
     if cutback_check not in CUTBACK_CHECKS:
         raise ModelError(f"integrate: cutback_check must be one of {', '.join(map(repr, CUTBACK_CHECKS))}, "
                          f"got {cutback_check!r}")
-    n_steps = int(round((t_end - t0) / dt))
     if asm.model.vector_loads:
         load = asm.model.vector_loads[0]
         raise ModelError(f"{load.kind} load at node {load.node}: configuration-dependent loads are "
@@ -142,6 +170,15 @@ def integrate(model: Model | Assembly, dt: float, t_end: float, scheme: str = "m
         rho_inf = restarted[0].meta.get("rho_inf")              # a restart continues with the file's
     stepper: Scheme = ALL_SCHEMES[scheme](asm) if rho_inf is None else ALL_SCHEMES[scheme](asm, rho_inf=rho_inf)
     target = Path(save_to) if save_to is not None else None
+    control = None
+    if adaptive:
+        span = t_end - t0
+        rtol = DEFAULT_RTOL if rtol is None else float(rtol)
+        dt_min = MIN_STEP * span if dt_min is None else float(dt_min)
+        dt_max = MAX_STEP * span if dt_max is None else float(dt_max)
+        dt = min(dt_max, max(dt_min, FIRST_STEP * span if dt is None else float(dt)))
+        # the controller sizes pairs of steps (step_control (1)): twice the steps' bounds
+        control = StepControl(rtol, 2.0 * dt_min, 2.0 * dt_max, ORDER[scheme])
     if restarted is None:
         n = asm.n_dof
         u0 = np.zeros(n) if u0 is None else np.array(u0, dtype=float)
@@ -154,43 +191,157 @@ def integrate(model: Model | Assembly, dt: float, t_end: float, scheme: str = "m
         history.meta["t0"] = float(t0)
         if scheme in DISSIPATIVE_SCHEMES:
             history.meta["rho_inf"] = stepper.rho_inf
+        if control is not None:
+            history.meta.update(rtol=control.rtol, dt_min=dt_min, dt_max=dt_max)
         k_done, resume, restart_note = 0, False, ""
+        start = state
     else:
         history, state = restarted
         k_done = int(round((state.t - t0) / dt))
-        if k_done >= n_steps:
+        if k_done >= int(round((t_end - t0) / dt)):
             raise ModelError(f"restart_from {restart_from}: the run already reaches t = {state.t:.6g} s; "
                              f"ask for a t_end after it (got {t_end:g} s)")
         resume = target is None or (target.exists() and target.samefile(restart_from))
         target = Path(restart_from) if resume else target
         restart_note = (f"continued from step {k_done} (t = {state.t:.6g} s) of {restart_from} "
                         f"(status {history.meta['status']}) to t_end = {t_end:g} s")
+        start = State(float(history.t[0]), history.u[0].copy(), history.v[0].copy(), history.a[0].copy(),
+                      history.reactions[0].copy())
     settings = newton or NewtonSettings()
-    with history.recording(target, overwrite, resume), \
-            closing(Progress(t_end - t0, f"{scheme} dt={dt:g}", "s", progress)) as bar:
+    run = _Run(stepper, history, settings, max_cutbacks, keep_newton_logs, cutback_check, output_every)
+    label = f"{scheme} rtol={control.rtol:g}" if control is not None else f"{scheme} dt={dt:g}"
+    with history.recording(target, overwrite, resume), closing(Progress(t_end - t0, label, "s", progress)) as bar:
         if restarted is None:
             history.record(asm, state, 0)
         else:
             history.log_event(state.t, "restart", restart_note)
         try:
-            for k in range(k_done + 1, n_steps + 1):
-                t_target = t0 + k * dt
-                cutbacks = history.cutbacks
-                state, its = _advance(stepper, state, t_target - state.t, settings, max_cutbacks, history,
-                                      keep_newton_logs, cutback_check)
-                state.t = t_target                               # no drift of the output times
-                if k % output_every == 0 or k == n_steps:
-                    history.record(asm, state, its)
-                if bar.enabled:
-                    bar.update(state.t - t0, dt=f"{dt:.3g}", newton=its, cutbacks=history.cutbacks - cutbacks)
-        except NewtonFailure as exc:
-            message = (f"{scheme}: step to t = {state.t + dt:.6g} s failed after {max_cutbacks} "
-                       f"cut-backs: {exc}")
-            history.log_event(state.t, "error", message)
+            if control is None:
+                run.fixed(state, t0, dt, t_end, k_done, bar)
+            else:
+                run.adaptive(state, 2.0 * dt, t_end, control, MAX_STEPS if max_steps is None else int(max_steps), bar)
+        except (NewtonFailure, _StepLimit) as exc:
+            at, step = run.state.t, run.dt
+            if isinstance(exc, NewtonFailure):
+                message = f"{scheme}: step to t = {at + step:.6g} s failed after {max_cutbacks} cut-backs: {exc}"
+            else:
+                message = f"{scheme}: {exc}"
+            message += "\n" + diagnose(asm, scheme, start, run.state, step)
+            history.log_event(at, "error", message)
             if target is not None:
-                message += f"\nresults up to t = {state.t:.6g} s are in {target}"
-            raise TimeIntegrationError(message + f"\n{exc.log.format()}", history) from exc
+                message += f"\nresults up to t = {at:.6g} s are in {target}"
+            if isinstance(exc, NewtonFailure):
+                message += f"\n{exc.log.format()}"
+            raise TimeIntegrationError(message, history) from exc
+        except BranchChangeError as exc:
+            message = str(exc) + "\n" + diagnose(asm, scheme, start, run.state, run.dt)
+            exc.args = (message,)
+            raise
     return history
+
+
+#: rtol of error-controlled steps when neither dt nor rtol is given
+DEFAULT_RTOL = 1e-3
+
+
+class _StepLimit(RuntimeError):
+    """An error-controlled run needs a step below dt_min, or more steps than max_steps."""
+
+
+class _Run:
+    """The step loops of one run: fixed steps and error-controlled steps. ``state`` and ``dt`` are
+    the last complete state and the step being taken (for the failure message)."""
+
+    def __init__(self, stepper: Scheme, history: TimeHistory, settings: NewtonSettings, max_cutbacks: int,
+                 keep_logs: bool, cutback_check: str, output_every: int) -> None:
+        self.stepper, self.history, self.settings = stepper, history, settings
+        self.max_cutbacks, self.keep_logs, self.cutback_check = max_cutbacks, keep_logs, cutback_check
+        self.output_every = output_every
+        self.state: State | None = None
+        self.dt = 0.0
+
+    def _advance(self, dt: float) -> tuple[State, int]:
+        self.dt = dt
+        return _advance(self.stepper, self.state, dt, self.settings, self.max_cutbacks, self.history,
+                        self.keep_logs, self.cutback_check)
+
+    def fixed(self, state: State, t0: float, dt: float, t_end: float, k_done: int, bar: Progress) -> None:
+        """Steps of dt from step k_done to t_end, output every ``output_every``-th."""
+        asm, history = self.stepper.asm, self.history
+        self.state = state
+        n_steps = int(round((t_end - t0) / dt))
+        for k in range(k_done + 1, n_steps + 1):
+            t_target = t0 + k * dt
+            cutbacks = history.cutbacks
+            new, its = self._advance(t_target - self.state.t)
+            new.t = t_target                                     # no drift of the output times
+            self.state = new
+            history.note_step(dt)
+            if k % self.output_every == 0 or k == n_steps:
+                history.record(asm, new, its)
+            if bar.enabled:
+                bar.update(new.t - t0, dt=f"{dt:.3g}", newton=its, cutbacks=history.cutbacks - cutbacks)
+
+    def adaptive(self, state: State, pair: float, t_end: float, control: StepControl, max_steps: int,
+                 bar: Progress) -> None:
+        """Error-controlled steps, the first pair of steps of ``pair`` s (see
+        :mod:`flexmb.integrators.step_control`): each pair of steps is checked against one step of
+        their length; a pair whose error norm exceeds 1 is rejected (run log "rejected") and taken
+        again with the smaller pair the controller proposes. Both steps of an accepted pair are
+        recorded (output every ``output_every``-th step)."""
+        asm, history = self.stepper.asm, self.history
+        self.state, t0 = state, state.t
+        # the last pair ends at t_end; a remainder below this is absorbed by the pair before
+        close = 1e-9 * (t_end - t0)
+        taken = 0
+        while t_end - self.state.t > close:
+            remaining = t_end - self.state.t
+            # rather than a sliver after the last pair, two equal pairs
+            if pair >= remaining - close:
+                pair = remaining
+            elif pair > 0.5 * remaining:
+                pair = 0.5 * remaining
+            start, cutbacks = self.state, history.cutbacks
+            try:
+                # the whole step only measures the error: without cut-back, and its failure is a rejection
+                self.dt = pair
+                whole = _step(self.stepper, start, pair, self.settings, history, False)[0]
+            except NewtonFailure:
+                whole = None
+            first, its1 = self._advance(0.5 * pair)
+            self.state = first
+            second, its2 = self._advance(0.5 * pair)
+            self.state = start
+            err, dof = (error_norm(asm, control.rtol, control.order, start, whole, second, pair)
+                        if whole is not None else (np.inf, -1))
+            cut_back = history.cutbacks > cutbacks
+            if err > 1.0:
+                if pair <= control.dt_min * (1.0 + 1e-9):
+                    raise _StepLimit(
+                        f"at t = {start.t:.6g} s the local error estimate is {err:.3g} rtol at "
+                        f"{asm.dofs.label(dof)} with the smallest step dt_min = {0.5 * control.dt_min:.3g} s")
+                proposed = control.next_step(pair, err, cut_back)
+                why = (f"local error {err:.3g} rtol at {asm.dofs.label(dof)}" if whole is not None
+                       else f"the step of {pair:.4g} s that checks them did not converge")
+                history.log_event(start.t, "rejected",
+                                  f"steps of {0.5 * pair:.4g} s: {why}; again with {0.5 * proposed:.4g} s")
+                pair = proposed
+                continue
+            if t_end - second.t <= close:
+                second.t = t_end
+            for new, its in ((first, its1), (second, its2)):
+                self.state = new
+                taken += 1
+                history.note_step(0.5 * pair)
+                if taken % self.output_every == 0 or new.t == t_end:
+                    history.record(asm, new, its)
+            if bar.enabled:
+                bar.update(second.t - t0, dt=f"{0.5 * pair:.3g}", newton=its1 + its2,
+                           cutbacks=history.cutbacks - cutbacks)
+            if taken >= max_steps and second.t < t_end:
+                raise _StepLimit(f"{taken} steps (max_steps) reached t = {second.t:.6g} s only, with steps "
+                                    f"down to {history.step_sizes.min():.3g} s")
+            pair = control.next_step(pair, err, cut_back)
 
 
 def _restart_point(asm: Assembly, path: Path, scheme: str, dt: float, t0: float, u0: np.ndarray | None,
@@ -225,6 +376,10 @@ def _restart_point(asm: Assembly, path: Path, scheme: str, dt: float, t0: float,
         listed = ", ".join(changed[:-1]) + " and " + changed[-1] if len(changed) > 1 else changed[0]
         raise ModelError(f"{where}: the model differs from the one that wrote the file in its {listed}; pass "
                          "allow_changed=True to continue with the changed model (its energy then jumps at the restart)")
+    if "rtol" in history.meta:
+        raise ModelError(f"{where}: the run took error-controlled steps (rtol = {history.meta['rtol']:g}); a restart "
+                         "continues fixed steps only. Start a new run from the file's last state (u0=r.u[-1], "
+                         "v0=r.v[-1], t0=r.t[-1] of r = flexmb.load_result(file))")
     if scheme != history.scheme:
         raise ModelError(f"{where}: the run used scheme {history.scheme!r}; a restart continues it with the same "
                          f"scheme (got {scheme!r})")
