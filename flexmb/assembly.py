@@ -20,6 +20,7 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse as sp
 
+from flexmb.checks import check_joint_only_nodes
 from flexmb.dofs import DofMap
 from flexmb.model import ROTATION_NAMES, LoadShare, Model, ModelError, SharedLoadFunction
 from flexmb.multibody.constraints import ConstraintSystem
@@ -109,6 +110,7 @@ class Assembly:
         self.characteristic_length = model.characteristic_length
         #: the joints' constraint equations, None without joints
         self.constraints = ConstraintSystem(model.joints, self.dofs, model.ties) if model.joints or model.ties else None
+        check_joint_only_nodes(self)
         #: (group index, kernels) of the groups with a configuration-dependent mass
         self.configuration_masses = [(i, k) for i, (g, X) in enumerate(zip(self.groups, self._X))
                                      if (k := g.configuration_mass(X)) is not None]

@@ -296,7 +296,35 @@ def check_model_contents(model: Any, used: np.ndarray) -> None:
         listed = ", ".join(str(int(n)) for n in unused[:6]) + (", ..." if unused.size > 6 else "")
         raise ModelError(f"node {int(unused[0])} is not connected to any element, point mass or rigid body "
                          f"({unused.size} such node(s): {listed}); it would have no stiffness and no mass: connect "
-                         "it, or leave it out of the model")
+                         "it (an element, a point mass, or joints that determine it), or leave it out of the model")
+
+
+def check_joint_only_nodes(asm: Any) -> None:
+    """ModelError for a node held only by joints (no element, no mass) whose free DOFs the joints
+    do not determine: with no mass and no stiffness on them, every step's and every static
+    Newton matrix would be singular. Determined means: the constraint Jacobian at the reference
+    configuration has full column rank on those DOFs (rank by SVD, relative tolerance 1e-10).
+    ``asm`` is a :class:`~flexmb.assembly.Assembly` (duck-typed)."""
+    dofs = asm.dofs
+    if not dofs.joint_only_nodes.size:           # (a joint-only node implies joints, so constraints below)
+        return
+    C = asm.constraints.evaluate(np.zeros(asm.n_dof), 0.0, np.zeros(asm.constraints.n)).C.tocsc()
+    for node in dofs.joint_only_nodes:
+        own = dofs.first[node] + np.arange(len(asm.model.dof_names(bool(dofs.has_rotations[node]))))
+        columns = own[np.isin(own, dofs.free)]
+        if not columns.size:
+            continue
+        block = C[:, columns].toarray()                           # (n_c, n_node_dofs)
+        sv = np.linalg.svd(block, compute_uv=False)
+        scale = max(float(sv.max(initial=0.0)), 1.0)
+        loose = len(columns) - int(np.sum(sv > 1e-10 * scale))
+        if loose:
+            names = ", ".join(dofs.label(int(i)) for i in columns)
+            raise ModelError(f"node {int(node)} is held only by joints (no element, point mass or rigid body on it) "
+                             f"and they leave {loose} of its {columns.size} DOFs ({names}) undetermined, with no mass and no "
+                             "stiffness: the equations of motion would be singular. Add the joint between the "
+                             "bodies directly, attach the node to a body (Model.attach), or give it a point mass "
+                             "(Model.add_point_mass)")
 
 
 def _require_free_dofs(asm: Any, what: str) -> None:

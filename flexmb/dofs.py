@@ -55,6 +55,12 @@ class DofMap:
             used[body.node] = has_rot[body.node] = True
         for tie in model.ties:                          # held by a modal body
             used[tie.node] = True
+        # a node on joints only (no element, no mass): its DOFs are carried by the joints' equations;
+        # whether they determine it is checked where the constraints are assembled
+        bare = ~used.copy()
+        for joint in model.joints:
+            used[[n for n in (joint.a, joint.b) if n >= 0]] = True
+        self.joint_only_nodes = np.flatnonzero(bare & used)
         check_model_contents(model, used)
         _check_rotation_names(model, has_rot)
         ndof = dim + n_rot * has_rot

@@ -171,7 +171,8 @@ class Model(ForceElements):
         between nodes, bodies with offsets and the ground), :meth:`add_joint_spring_damper`
         (on a revolute joint's angle or a prismatic joint's slide), :meth:`add_bushing`,
         :meth:`set_rayleigh_damping` (alpha M + beta K per element group), :meth:`add_user_force`
-        (forces given by a function of the points' positions and velocities)
+        (forces given by a function of the points' positions and velocities), :meth:`add_body_load`
+        (a force at any point of a rigid body, constant or f(t), and a moment)
     Gravity
         :meth:`set_gravity`
     Outputs

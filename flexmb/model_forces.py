@@ -17,15 +17,17 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from flexmb.checks import ModelError, float_array, item_name, keywords_listed, real, real_array
+from flexmb.checks import (ModelError, evaluate_vector, float_array, item_name, keywords_listed,
+                           one_argument_function, real, real_array)
 from flexmb.elements.base import ElementGroup
+from flexmb.elements.body_load import BodyPointLoad
 from flexmb.elements.bushing import Bushing
 from flexmb.elements.force_elements import CoordinateSpringDamper, PointSpringDamper
 from flexmb.elements.revolute_spring import RevoluteSpring
 from flexmb.multibody.joints import Joint, RigidBody
 
-#: the element groups that hold springs, dampers and bushings (made by the add_spring ... methods)
-FORCE_ELEMENT_GROUPS = (PointSpringDamper, CoordinateSpringDamper, Bushing, RevoluteSpring)
+#: the element groups that hold springs, dampers, bushings and body loads (made by the add_spring ... methods)
+FORCE_ELEMENT_GROUPS = (PointSpringDamper, CoordinateSpringDamper, Bushing, RevoluteSpring, BodyPointLoad)
 
 
 @dataclass(frozen=True)
@@ -292,6 +294,62 @@ class ForceElements:
         if jacobian is not None:
             group.derivatives(x, np.zeros_like(x))
         return self._place_force_group(("user", count), group, name)
+
+    @keywords_listed
+    def add_body_load(self, body: int | RigidBody, force: Sequence[float] | Callable | None = None,
+                      at: Sequence[float] | None = None, moment: float | Sequence[float] | None = None,
+                      name: str | None = None) -> "ForceElement | None":
+        """A force ``force`` in N, global axes, at the point ``at`` (m, given in the reference
+        configuration, global axes; default the body's node) of a rigid body (or a beam node),
+        and/or a constant ``moment`` (N m; 2D one value, 3D three, as :meth:`add_load` on the
+        node's rotation DOFs). ``force``: dim numbers (constant), or a function f(t) returning
+        them (in statics f(load factor)).
+
+        The force is F at the node plus the moment (R s) x F, s the point's offset in the body frame:
+        configuration dependent, with its load stiffness and an exactly energy-consistent
+        mid-point form (:mod:`flexmb.elements.body_load`): a constant force has the potential
+        -F . (p - p_ref) (in ``strain``) and is applied in full in statics (not scaled by the load
+        factor, as springs' preloads); a time function's work is booked in ``dissipated`` (minus
+        it). ``name``: its name (default ``body load <number>``). Returns the
+        :class:`ForceElement` of the force (None for a moment only)."""
+        count = sum(self.groups[i].n_elements for kind, i in self.force_groups.items() if kind[0] == "body load")
+        name = item_name(name, f"body load {count}", "add_body_load")
+        what = f"body load {name!r}"
+        if body is None:
+            raise ModelError(f"{what}: body is the ground; give a rigid body or a beam node")
+        node = self._side(body, what)
+        if not self._node_rotates(node):
+            raise ModelError(f"{what}: node {node} has no rotations to carry a point off it; load a rigid body "
+                             "or a beam node (or use add_load on the node)")
+        if force is None and moment is None:
+            raise ModelError(f"{what}: give a force (N) and/or a moment (N m)")
+        if moment is not None:
+            labels = ("rz",) if self.dim == 2 else ("rx", "ry", "rz")
+            M = real_array(np.reshape(float_array(moment, f"{what}: moment (N m)"), -1), f"{what}: moment (N m)",
+                           (len(labels),))
+            for dof, value in zip(labels, M):
+                if value:
+                    self.add_load(node, dof, float(value))
+        if force is None:
+            return None
+        timed = callable(force)
+        if timed:
+            one_argument_function(force, f"{what}: force")
+            evaluate_vector(force, 0.0, False, f"{what}: force (N)", self.dim)   # a broken function fails here
+        F = np.zeros(self.dim) if timed else real_array(force, f"{what}: force (N)", (self.dim,))
+        point = self.coordinates[node] if at is None else real_array(at, f"{what}: at (m)", (self.dim,))
+        key = ("body load", "timed") if timed else ("body load",)
+        new_conn, new_force, new_off = np.array([[node]]), F[None], (point - self.coordinates[node])[None]
+        labels, functions = [what], [force] if timed else None
+        if key in self.force_groups:
+            old = self.groups[self.force_groups[key]]
+            new_conn = np.vstack([old.connectivity, new_conn])
+            new_force, new_off = np.vstack([old.force, new_force]), np.vstack([old.offsets, new_off])
+            labels = old.labels + labels
+            functions = old.functions + functions if timed else None
+        group = BodyPointLoad(new_conn, self.dim, new_force, new_off, "body loads" + (" (timed)" if timed else ""),
+                              labels, functions)
+        return self._place_force_group(key, group, name)
 
     @keywords_listed
     def set_rayleigh_damping(self, group: ElementGroup | str, alpha: float = 0.0, beta: float = 0.0) -> None:

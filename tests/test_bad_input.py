@@ -493,6 +493,38 @@ case(g, "3d-body-without-inertia", lambda: one_step(_ball_on_socket()), ModelErr
 case(g, "massless-node-of-straight-bars", lambda: one_step(_massless_middle()), ModelError, "node 1 uy",
      "no mass")
 
+
+def _bare_node_on_a_line():
+    """Node 1 held only by a point-on-line joint: the joint leaves it free along the line."""
+    m = pendulum()
+    m.add_node([1.5, 0.0])
+    m.add_joint("point-on-line", m.bodies[0], 1, at=[1.5, 0.0], x_axis=[1.0, 0.0], name="slot")
+    return m
+
+
+case(g, "joint-only-node-left-free", lambda: one_step(_bare_node_on_a_line()), ModelError, "node 1",
+     "held only by joints", "1 of its 2 DOFs", "Add the joint between the bodies directly", "add_point_mass")
+
+# loads at points of bodies
+g = "body loads"
+case(g, "body-load-on-plain-node", lambda: model2d().add_body_load(0, force=[1.0, 0.0], name="push"), ModelError,
+     "'push'", "node 0 has no rotations", "add_load")
+case(g, "body-load-on-ground", lambda: pendulum().add_body_load(None, force=[1.0, 0.0]), ModelError,
+     "body load 'body load 0'", "ground")
+case(g, "body-load-force-nan", lambda: pendulum().add_body_load(pendulum().bodies[0].node, force=[nan, 0.0]),
+     ModelError, "force (N)", "nan")
+case(g, "body-load-3d-force-in-2d", lambda: pendulum().add_body_load(0, force=[1.0, 0.0, 0.0]), ModelError,
+     "force (N)", "2")
+case(g, "body-load-point-string", lambda: pendulum().add_body_load(0, force=[1.0, 0.0], at="tip"), ModelError,
+     "at (m)", "'tip'")
+case(g, "body-load-nothing", lambda: pendulum().add_body_load(0), ModelError, "give a force", "moment")
+case(g, "body-load-function-wrong-size", lambda: pendulum().add_body_load(0, force=lambda t: [1.0], name="gust"),
+     UserFunctionError, "'gust'", "force (N)", "2 numbers")
+case(g, "body-load-function-two-arguments", lambda: pendulum().add_body_load(0, force=lambda t, x: [1.0, 0.0]),
+     ModelError, "force", "one argument")
+case(g, "body-load-moment-3-in-2d", lambda: pendulum().add_body_load(0, moment=[0.0, 0.0, 1.0]), ModelError,
+     "moment (N m)", "1")
+
 # loads on fixed DOFs: a warning (the load goes into the reaction)
 g = "warnings"
 case(g, "load-on-clamped-node", lambda: fm.load_control(with_(loaded_beam(), lambda m: m.add_load(0, "uy", 5.0)), 1),

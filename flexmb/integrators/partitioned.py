@@ -211,9 +211,9 @@ def integrate_partitioned(system: ConstrainedSystem, q0: Sequence[float], qd0: S
     run = PartitionedRun(system.names)
     fixed = independent is not None
     M, C = system.M(q, t0), system.C(q, t0)
-    state = {"set": np.sort(np.asarray(independent, dtype=np.int64)) if fixed else choose_independent(M, C, choice),
-             "q": q, "qd": qd}
-    S = tangent_gram(M, partition(C, state["set"], system.a(q, t0), system.names).D)
+    state = {"set": np.sort(np.asarray(independent, dtype=np.int64)) if fixed
+             else choose_independent(M, C, choice, names=system.names), "q": q, "qd": qd}
+    S = tangent_gram(M, partition(C, state["set"], system.a(q, t0), system.names).D, system.names)
     if times is None or (times.size and times[0] == t0):
         run.record(system, t0, q, qd, state["set"], choice_criterion(S, state["set"]), S)
 
@@ -233,7 +233,7 @@ def integrate_partitioned(system: ConstrainedSystem, q0: Sequence[float], qd0: S
         qq = y[:n]
         M, C = system.M(qq, t), system.C(qq, t)
         part = partition(C, state["set"], system.a(qq, t), system.names)
-        S = tangent_gram(M, part.D)
+        S = tangent_gram(M, part.D, system.names)
         run.record(system, t, qq, part.velocities(y[n:]), state["set"], choice_criterion(S, state["set"]), S)
 
     def accept(t: float, y: Array) -> tuple[bool, bool, str]:
@@ -247,7 +247,7 @@ def integrate_partitioned(system: ConstrainedSystem, q0: Sequence[float], qd0: S
             _stop_singular(run, t, current.tolist(), 0.0, str(err))
             return False, True, ""
         qd = part.velocities(vI)
-        S = tangent_gram(M, part.D)
+        S = tangent_gram(M, part.D, system.names)
         crit = choice_criterion(S, current)
         restart = False
         if position_correction:
@@ -257,7 +257,7 @@ def integrate_partitioned(system: ConstrainedSystem, q0: Sequence[float], qd0: S
         if recharted is not None:
             q, qd = recharted
             M, C = system.M(q, t), system.C(q, t)
-            S = tangent_gram(M, partition(C, current, system.a(q, t), system.names).D)
+            S = tangent_gram(M, partition(C, current, system.a(q, t), system.names).D, system.names)
             crit = choice_criterion(S, current)
             restart = True
         if fixed and crit < singular_tol:
@@ -389,7 +389,7 @@ def integrate_closing(system: ConstrainedSystem, variants: Sequence[ClosingVaria
     run = PartitionedRun(system.names)
 
     def gram(v: _Variant, qq: Array, t: float) -> Array:
-        return tangent_gram(system.M(qq, t), v.D(qq, t))
+        return tangent_gram(system.M(qq, t), v.D(qq, t), system.names)
 
     if variant is None:
         # each variant's own D is valid only away from its singularity: compare the values of

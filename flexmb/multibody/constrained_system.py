@@ -27,7 +27,8 @@ class ConstrainedSystem:
     Parameters
     ----------
     n: number of coordinates.
-    mass_matrix: ``M(q, t)`` (n, n), symmetric positive definite.
+    mass_matrix: ``M(q, t)`` (n, n), symmetric positive semi-definite: massless coordinates (zero rows)
+        are allowed where the constraints carry them (the reduced mass D M D^T must be regular).
     forces: ``h(q, qd, t)`` (n,): applied forces and gyroscopic/velocity terms.
     constraints: ``Phi(q, t)`` (m,).
     jacobian: ``C(q, t)`` (m, n).

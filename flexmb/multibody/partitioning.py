@@ -31,6 +31,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from flexmb.checks import ModelError
+
 Array = np.ndarray
 
 #: choices of independent coordinates
@@ -117,11 +119,48 @@ def tangent_mass(M: Array, D: Array) -> Array:
     return D @ M @ D.T
 
 
-def tangent_gram(M: Array, D: Array) -> Array:
-    """S = N D^T M_d^{-1} D N (n, n) with N = diag((M^{-1})_ii^{-1/2}); diag S = cos^2 alpha (23a)."""
+def massless(M: Array) -> Array:
+    """The coordinates without mass (sorted indices): M's rows that are zero to round-off
+    (1e-14 of its largest entry), e.g. the translations of a node held only by joints."""
+    M = np.asarray(M, dtype=float)
+    scale = float(np.abs(M).max(initial=0.0))
+    return np.flatnonzero(np.all(np.abs(M) <= 1e-14 * scale, axis=1))
+
+
+def mass_scales(M: Array, names: list[str] | None = None) -> Array:
+    """N_ii = (M^{-1})_ii^{-1/2} (n,), the weights of the projective criterion: zero at massless
+    coordinates (the limit of a vanishing mass: such a coordinate moves only as the constraints
+    carry it, never independently). ModelError if the massive coordinates' mass is singular."""
+    M = np.asarray(M, dtype=float)
+    zero = massless(M)
+    rest = np.setdiff1d(np.arange(M.shape[0]), zero)
+    N = np.zeros(M.shape[0])
+    try:
+        N[rest] = 1.0 / np.sqrt(np.diag(np.linalg.inv(M[np.ix_(rest, rest)])))
+    except np.linalg.LinAlgError:
+        raise ModelError("coordinate partitioning: the mass matrix is singular beyond its massless coordinates "
+                         f"({_listed(zero, names)}); give the coordinates mass") from None
+    return N
+
+
+def _listed(indices: Array, names: list[str] | None) -> str:
+    shown = [names[i] if names is not None else f"q{i}" for i in indices[:8]]
+    return ", ".join(shown) + (", ..." if len(indices) > 8 else "") if len(indices) else "none"
+
+
+def tangent_gram(M: Array, D: Array, names: list[str] | None = None) -> Array:
+    """S = N D^T M_d^{-1} D N (n, n) with N = diag((M^{-1})_ii^{-1/2}) (:func:`mass_scales`, zero
+    at massless coordinates); diag S = cos^2 alpha (23a). M may be singular where the
+    constraints carry the massless coordinates: the reduced mass M_d = D M D^T is what must be
+    regular; if it is not, ModelError naming the massless coordinates (``names``, default q<i>)."""
     Md = tangent_mass(M, D)
-    X = D / np.sqrt(np.diag(np.linalg.inv(M)))[None, :]
-    return X.T @ np.linalg.solve(Md, X)
+    X = D * mass_scales(M, names)[None, :]
+    try:
+        return X.T @ np.linalg.solve(Md, X)
+    except np.linalg.LinAlgError:
+        raise ModelError("coordinate partitioning: the reduced mass D M D^T is singular: the joints leave massless "
+                         f"coordinates free (massless: {_listed(massless(M), names)}); give them mass (a point "
+                         "mass) or hold them by joints") from None
 
 
 def projective_criterion(M: Array, C: Array, D: Array | None = None, form: str = "23a",
@@ -186,7 +225,8 @@ def _full_pivot_dependent(C: Array) -> Array:
     return np.sort(cols[:m])
 
 
-def choose_independent(M: Array, C: Array, method: str = "projective", gram: Array | None = None) -> Array:
+def choose_independent(M: Array, C: Array, method: str = "projective", gram: Array | None = None,
+                       names: list[str] | None = None) -> Array:
     """The k = n - m independent coordinates (sorted indices) chosen by
 
     - ``"projective"``: the projective criterion with the mass metric (greedy, see module);
@@ -197,6 +237,7 @@ def choose_independent(M: Array, C: Array, method: str = "projective", gram: Arr
 
     ``gram``: the tangent Gram matrix S of :func:`tangent_gram` when already at hand (it does not
     depend on the choice that produced D), to spare the projective choice computing it again.
+    ``names``: the coordinates' names for the error of a singular reduced mass.
     """
     C = np.atleast_2d(np.asarray(C, dtype=float))
     m, n = C.shape
@@ -211,7 +252,7 @@ def choose_independent(M: Array, C: Array, method: str = "projective", gram: Arr
         return _greedy_pivots(null.T @ null, k)
     if method == "projective":
         if gram is None:
-            gram = tangent_gram(M, partition(C, choose_independent(M, C, "lu")).D)
+            gram = tangent_gram(M, partition(C, choose_independent(M, C, "lu")).D, names)
         return _greedy_pivots(gram, k)
     raise ValueError(f"choice of independent coordinates must be one of {CHOICE_METHODS}, got {method!r}")
 
