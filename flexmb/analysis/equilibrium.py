@@ -106,13 +106,20 @@ def equilibrium(model: Model | Assembly, t: float = 0.0, u0: np.ndarray | None =
     length = asm.characteristic_length
     last: dict = {}
 
+    #: pseudo-transient term mu M (u - anchor) of the continuation (see below), mu in 1/s^2
+    relax = {"mu": 0.0, "anchor": u.copy()}
+
     def forces(u_now: np.ndarray, tangent: bool):
         asm.set_time(t)
-        q, k_data = asm.force_and_tangent(u_now)
+        mu = relax["mu"]
+        q, k_data = asm.force_and_tangent(u_now, out=asm.scaled_mass_data(mu) if mu else None)
         f = asm.external_force(t, u=u_now)
         if asm.configuration_loads and tangent:
             k_data = k_data - asm.load_stiffness_data(u_now, t)
-        return q - f, k_data, max(float(np.linalg.norm(q[free])), float(np.linalg.norm(f[free])))
+        scale = max(float(np.linalg.norm(q[free])), float(np.linalg.norm(f[free])))
+        if mu:
+            q = q + mu * asm.mass_times(u_now - relax["anchor"])
+        return q - f, k_data, scale
 
     lam_scale = 1.0
     if cs is not None:
@@ -154,7 +161,10 @@ def equilibrium(model: Model | Assembly, t: float = 0.0, u0: np.ndarray | None =
     if cs is not None:
         magnitudes = np.concatenate([magnitudes, np.ones(cs.n)])
     try:
-        x, log = newton_solve(residual, x0, length, settings, update, magnitudes=magnitudes)
+        try:
+            x, log = newton_solve(residual, x0, length, settings, update, magnitudes=magnitudes)
+        except NewtonFailure:
+            x, log = _continuation(asm, residual, update, x0, relax, lam_scale, length, settings, magnitudes)
     except NewtonFailure as exc:
         if isinstance(exc, SingularJacobian) and exc.iteration == 0:
             raise EquilibriumError(f"equilibrium at t = {t:g} s: the tangent is singular at the start: a motion that "
@@ -179,6 +189,34 @@ def equilibrium(model: Model | Assembly, t: float = 0.0, u0: np.ndarray | None =
                       "nearer the stable equilibrium (u0)", FlexmbWarning, stacklevel=2)
     return Equilibrium(float(t), u.copy(), lam, reaction, names[:len(reactions)], [f for f, _ in reactions],
                        [m for _, m in reactions], smallest, log)
+
+
+#: pseudo-transient continuation: mu_0 = CONTINUATION_START F / (m L), divided by 10 per stage
+CONTINUATION_START = 1.0
+CONTINUATION_STAGES = 8
+
+
+def _continuation(asm: Assembly, residual, update, x0: np.ndarray, relax: dict, lam_scale: float, length: float,
+                  settings: NewtonSettings, magnitudes: np.ndarray) -> tuple[np.ndarray, NewtonLog]:
+    """Newton from x0 failed (a flexible mechanism: its unstressed elements and straight joints give
+    no stiffness to its motions at the start). Pseudo-transient continuation: solve
+    ``r(u) + mu M (u - u_k) = 0`` from the previous solution u_k for mu falling by 10 per stage
+    (each stage an implicit step of a heavily damped motion towards equilibrium; M regularises the
+    motions without stiffness), then the plain equilibrium from the last stage."""
+    free = asm.dofs.free
+    nf = free.size
+    force = residual(x0, tangent=False)[2]
+    mass = float(asm.mass.diagonal()[free].sum()) or asm.inertia_scale
+    mu = CONTINUATION_START * (force or asm.inertia_scale * length) / (mass * length)
+    x = x0
+    for _ in range(CONTINUATION_STAGES):
+        relax["mu"] = mu
+        u_anchor = relax["anchor"]
+        u_anchor[free] = x[:nf]
+        x, _ = newton_solve(residual, x, length, settings, update, magnitudes=magnitudes)
+        mu *= 0.1
+    relax["mu"] = 0.0
+    return newton_solve(residual, x, length, settings, update, magnitudes=magnitudes)
 
 
 def _smallest_stiffness(asm: Assembly, u: np.ndarray, t: float, lam: np.ndarray) -> float:
