@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.linalg as sla
+import scipy.sparse.linalg as spla
 
 from flexmb.assembly import Assembly
 from flexmb.checks import FlexmbWarning, ModelError, real
@@ -125,7 +126,8 @@ def equilibrium(model: Model | Assembly, t: float = 0.0, u0: np.ndarray | None =
     if cs is not None:
         g0, _, scale0 = forces(u, False)
         C0 = cs.evaluate(u, t, np.zeros(cs.n)).C[:, free]
-        lam_first = sla.lstsq(C0.T.toarray(), -g0[free])[0] if cs.n else np.zeros(0)
+        # sparse least squares: C has a few entries per row, and the model may be large
+        lam_first = spla.lsqr(C0.T.tocsr(), -g0[free], atol=1e-14, btol=1e-14)[0] if cs.n else np.zeros(0)
         lam_scale = float(np.abs(lam_first).max(initial=0.0)) or scale0 or 1.0
 
     def residual(x: np.ndarray, tangent: bool = True):
@@ -187,7 +189,7 @@ def equilibrium(model: Model | Assembly, t: float = 0.0, u0: np.ndarray | None =
         warnings.warn(f"equilibrium at t = {t:g} s is unstable: the tangent on the joints' free motions has a "
                       f"negative eigenvalue ({smallest:.3g}); a run started here departs from it. Start Newton "
                       "nearer the stable equilibrium (u0)", FlexmbWarning, stacklevel=2)
-    return Equilibrium(float(t), u.copy(), lam, reaction, names[:len(reactions)], [f for f, _ in reactions],
+    return Equilibrium(float(t), u.copy(), lam, reaction, names, [f for f, _ in reactions],
                        [m for _, m in reactions], smallest, log)
 
 

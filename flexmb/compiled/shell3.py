@@ -371,6 +371,38 @@ def strain_state(X: np.ndarray, u: np.ndarray, D0: np.ndarray, angle_length: np.
 
 
 @jit
+def _mid_point_rows(l0: np.ndarray, l1: np.ndarray, dirs0: np.ndarray, dirs1: np.ndarray, lm: np.ndarray,
+                    dirsm: np.ndarray, Pm: np.ndarray, Gm: np.ndarray) -> None:
+    """Strain rows Gm (N_STRAINS, 18) about the step-averaged edge vectors lm and directors dirsm
+    (filled here), so that Gm d = e_{n+1} - e_n exactly (the strains are bilinear in them)."""
+    for a in range(3):
+        for b in range(3):
+            for c in range(3):
+                lm[a, b, c] = 0.5 * (l0[a, b, c] + l1[a, b, c])
+        for s in range(N_SLOTS):
+            for c in range(3):
+                dirsm[a, s, c] = 0.5 * (dirs0[a, s, c] + dirs1[a, s, c])
+    _spin_jacobians(dirsm, Pm)
+    _rows(lm, dirsm, Pm, Gm)
+
+
+@jit
+def _end_rows(R0: np.ndarray, R1: np.ndarray, l1: np.ndarray, dirs1: np.ndarray, dirsm: np.ndarray,
+              Rrel: np.ndarray, w3: np.ndarray, Gres: np.ndarray, Pend: np.ndarray, E1: np.ndarray) -> None:
+    """Rows E1 = d e_{n+1} / d d of the end-of-step strains: the end directors move with
+    P = -(I - hat(w)/2)^-1 hat(d_m), w the Cayley parameters of the step's rotation R1 R0^T."""
+    for a in range(3):
+        for r in range(3):
+            for c in range(3):
+                Rrel[r, c] = R1[a, r, 0] * R0[a, c, 0] + R1[a, r, 1] * R0[a, c, 1] + R1[a, r, 2] * R0[a, c, 2]
+        cayley_from_matrix_into(Rrel, w3)
+        cayley_resolvent_into(w3, Gres)
+        for s in range(N_SLOTS):
+            _minus_times_hat(Gres, dirsm[a, s], Pend[a, s])
+    _rows(l1, dirs1, Pend, E1)
+
+
+@jit
 def mid_point_force_and_tangent(X: np.ndarray, u0: np.ndarray, u1: np.ndarray, D0: np.ndarray,
                                 angle_length: np.ndarray, S: np.ndarray, tangent: bool
                                 ) -> tuple[np.ndarray, np.ndarray]:
@@ -440,28 +472,11 @@ def mid_point_force_and_tangent(X: np.ndarray, u0: np.ndarray, u1: np.ndarray, D
             for k in range(N_STRAINS):
                 st_star[k] += cf * deps[k]
         # rows about the step-averaged vectors: G_m d = e_{n+1} - e_n exactly
-        for a in range(3):
-            for b in range(3):
-                for c in range(3):
-                    lm[a, b, c] = 0.5 * (l0[a, b, c] + l1[a, b, c])
-            for s in range(N_SLOTS):
-                for c in range(3):
-                    dirsm[a, s, c] = 0.5 * (dirs0[a, s, c] + dirs1[a, s, c])
-        _spin_jacobians(dirsm, Pm)
-        _rows(lm, dirsm, Pm, Gm)
+        _mid_point_rows(l0, l1, dirs0, dirs1, lm, dirsm, Pm, Gm)
         _force(Gm, st_star, q[e])
         if not tangent:
             continue
-        # end-of-step directors move with P = -(I - hat(w)/2)^-1 hat(d_m)
-        for a in range(3):
-            for r in range(3):
-                for c in range(3):
-                    Rrel[r, c] = R1[a, r, 0] * R0[a, c, 0] + R1[a, r, 1] * R0[a, c, 1] + R1[a, r, 2] * R0[a, c, 2]
-            cayley_from_matrix_into(Rrel, w3)
-            cayley_resolvent_into(w3, Gres)
-            for s in range(N_SLOTS):
-                _minus_times_hat(Gres, dirsm[a, s], Pend[a, s])
-        _rows(l1, dirs1, Pend, E1)                                     # d e_{n+1} / d d
+        _end_rows(R0, R1, l1, dirs1, dirsm, Rrel, w3, Gres, Pend, E1)  # d e_{n+1} / d d
         Ke = K[e]
         Ke[:, :] = 0.0
         _add_sandwich(Gm, dst_star, E1, Ke, T)
@@ -607,27 +622,11 @@ def rayleigh_mid_point(X: np.ndarray, u0: np.ndarray, u1: np.ndarray, D0: np.nda
                 H[i, k] = rate * S[e, i, k]
                 acc += H[i, k] * (eps1[k] - eps0[k])
             sigma[i] = acc
-        for a in range(3):
-            for b in range(3):
-                for c in range(3):
-                    lm[a, b, c] = 0.5 * (l0[a, b, c] + l1[a, b, c])
-            for s in range(N_SLOTS):
-                for c in range(3):
-                    dirsm[a, s, c] = 0.5 * (dirs0[a, s, c] + dirs1[a, s, c])
-        _spin_jacobians(dirsm, Pm)
-        _rows(lm, dirsm, Pm, Gm)
+        _mid_point_rows(l0, l1, dirs0, dirs1, lm, dirsm, Pm, Gm)
         _force(Gm, sigma, q[e])
         if not tangent:
             continue
-        for a in range(3):
-            for r in range(3):
-                for c in range(3):
-                    Rrel[r, c] = R1[a, r, 0] * R0[a, c, 0] + R1[a, r, 1] * R0[a, c, 1] + R1[a, r, 2] * R0[a, c, 2]
-            cayley_from_matrix_into(Rrel, w3)
-            cayley_resolvent_into(w3, Gres)
-            for s in range(N_SLOTS):
-                _minus_times_hat(Gres, dirsm[a, s], Pend[a, s])
-        _rows(l1, dirs1, Pend, E1)                                     # d e_{n+1} / d d
+        _end_rows(R0, R1, l1, dirs1, dirsm, Rrel, w3, Gres, Pend, E1)  # d e_{n+1} / d d
         Ke = K[e]
         Ke[:, :] = 0.0
         _add_sandwich(Gm, H, E1, Ke, T)
