@@ -22,7 +22,9 @@ of a uniformly loaded beam is exact with two elements up to the axial coupling);
 <= 1.2);
 (3) energy: K + V - work of the drive constant to 1e-8 of the largest kinetic energy (the
 mid-point scheme conserves it exactly up to Newton's tolerance); (4) joints: residual below
-1e-10 m at every step; (5) rigid-coupler limit: the rocker angle stays within 1e-5 rad of the
+1e-10 m at every step, and the reactions: the rigid rocker's Newton's law per step, m (v_{n+1} -
+v_n) / dt = the step's pin and pivot forces + m g, to 1e-8 of the largest pivot force (measured
+5e-12); (5) rigid-coupler limit: the rocker angle stays within 1e-5 rad of the
 rigid four-bar's (analytic kinematics; the elastic deformation is about 1e-4 of the coupler's
 length) and the coupler's largest axial force after 0.1 s within a factor 2 of the rigid
 coupler's.
@@ -67,6 +69,22 @@ def rocker_angle_rigid(ex, t: np.ndarray) -> np.ndarray:
     return out - out[0]
 
 
+def rocker_balance(ex, asm: fm.Assembly, nodes: np.ndarray, rocker, h: fm.TimeHistory) -> float:
+    """Largest violation of the rigid rocker's translational balance over the steps, relative to the
+    largest pivot force: m (v_{n+1} - v_n) / dt against the step's joint forces (the mid-point
+    scheme's multipliers are the step's average forces; the pin force, given in the frame of the
+    coupler's end node, turned to global axes with that node's angle at the step's end) and m g."""
+    u, v, t = np.array(h.u), np.array(h.v), np.array(h.t)
+    ix = asm.dofs.index(rocker.node, "ux")
+    m_a = ex.ROCKER_MASS * (v[1:, ix:ix + 2] - v[:-1, ix:ix + 2]) / np.diff(t)[:, None]
+    pin, pivot = h.joint_reaction("rocker pin")[0][1:], h.joint_reaction("rocker pivot")[0][1:]
+    turn = u[1:, asm.dofs.index(int(nodes[-1]), "rz")]
+    c, s = np.cos(turn), np.sin(turn)
+    pin = np.stack([c * pin[:, 0] - s * pin[:, 1], s * pin[:, 0] + c * pin[:, 1]], axis=1)
+    gravity = ex.ROCKER_MASS * np.array([0.0, -9.81])
+    return float(np.abs(m_a - pin - pivot - gravity).max() / np.abs(pivot).max())
+
+
 def run_case(ex, n: int, dt: float, t_end: float):
     model, nodes = ex.build(True, n)
     asm = fm.Assembly(model)
@@ -103,6 +121,8 @@ def run(quick: bool = False) -> CaseReport:
     report.add(Check.at_most("joints: largest residual over the run (m)", residual, 1e-10, "exact"))
     rocker = next(b for b in model.bodies if b.name == "rocker")
     t = np.array(h.t)
+    report.add(Check.at_most("rocker Newton-Euler: max |m a - F_pin - F_pivot - m g| / max |F_pivot|",
+                             rocker_balance(ex, asm, nodes, rocker, h), 1e-8, "exact: Newton's law per step"))
     angle = np.array(h.u)[:, asm.dofs.index(rocker.node, "rz")]
     report.add(Check.at_most("rocker angle - rigid four-bar's (rad)", float(np.abs(angle - rocker_angle_rigid(ex, t)).max()),
                              1e-5, "rigid-coupler limit (analytic kinematics)"))
