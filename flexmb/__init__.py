@@ -17,7 +17,7 @@ _PROVIDERS: dict[str, tuple[str, ...]] = {
     "flexmb.analysis.arc_length": ("arc_length",),
     "flexmb.analysis.buckling": ("BucklingResult", "linear_buckling"),
     "flexmb.analysis.diagnostics": ("SingularSystemError",),
-    "flexmb.analysis.equilibrium": ("Equilibrium", "EquilibriumError", "equilibrium"),
+    "flexmb.analysis.equilibrium": ("Equilibrium", "EquilibriumError", "equilibrium", "linear_static"),
     "flexmb.analysis.linearized": ("CampbellDiagram", "LinearModes", "LinearizedSystem", "campbell", "linearize",
                                    "relative_equilibrium"),
     "flexmb.analysis.modes": ("ModeCountError", "NaturalModes", "natural_modes", "system_matrices"),

@@ -967,7 +967,9 @@ class TimeHistory(Result):
 
 class StaticPath(Result):
     """Equilibrium states along a load path: ``load_factors`` (n_steps,), ``u`` and ``reactions``
-    (n_steps, n_dof); :meth:`at` reads the path at a load factor."""
+    (n_steps, n_dof); with joints or ties the Lagrange multipliers (n_steps, n_c) and per joint the
+    force and moment it exerts on its side B (:meth:`joint_reaction`, as a TimeHistory's);
+    :meth:`at` reads the path at a load factor."""
 
     #: distance (relative to the largest |load factor| of the path, at least 1) within which a
     #: computed point counts as "at" a requested load factor: closer, no interpolation warning
@@ -975,19 +977,29 @@ class StaticPath(Result):
 
     kind = "static"
     parameter_name = "load factor"
-    SERIES = ("load_factors", "u", "reactions")
+    SERIES = ("load_factors", "u", "reactions", "multipliers", "joint_forces", "joint_moments")
 
     def __init__(self, layout: ModelLayout | None = None, method: str = "load control") -> None:
         super().__init__(layout, method=method)
 
     def record(self, asm: Assembly, lam: float, u: np.ndarray, reaction: np.ndarray,
-               log: NewtonLog | None = None) -> None:
-        """Append the equilibrium state u at load factor lam with its reactions and element outputs."""
+               log: NewtonLog | None = None, multipliers: np.ndarray | None = None, t: float = 0.0) -> None:
+        """Append the equilibrium state u at load factor lam with its reactions, element outputs and,
+        with joints, the multipliers (n_c,) and the joint reactions (drives evaluated at time t, s)."""
         outputs = asm.element_outputs(u)
         sensors = self._sensor_values(Snapshot(self.layout, u, None, None, outputs, asm))
-        self._append({"load_factors": float(lam), "u": u, "reactions": reaction}, outputs, sensors)
+        lam_c = np.zeros(0) if multipliers is None else np.asarray(multipliers, dtype=float)
+        forces = moments = np.zeros(0)
+        if asm.constraints is not None and lam_c.size:
+            reactions = asm.constraints.joint_reactions(u, lam_c, t, asm.dofs)
+            forces, moments = np.array([f for f, _ in reactions]), np.array([m for _, m in reactions])
+        self._append({"load_factors": float(lam), "u": u, "reactions": reaction, "multipliers": lam_c,
+                      "joint_forces": forces, "joint_moments": moments}, outputs, sensors)
         if log is not None:
             self.newton_logs.append(log)
+
+    #: the same reading as a time history's (one row per load step)
+    joint_reaction = TimeHistory.joint_reaction
 
     def _derived_series(self) -> dict[str, np.ndarray]:
         return {"load_factor": self.parameter}

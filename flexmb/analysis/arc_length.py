@@ -37,6 +37,14 @@ growth and at most a factor 2), never beyond the user's value. Convergence is ju
 :func:`flexmb.integrators.newton.newton_solve`. The constraint uses the sum of the corrections
 as the increment; configurations are moved by :meth:`Assembly.update`.
 
+Joints and ties to modal bodies (Lagrange multipliers lambda, drives held at the time ``t``): the
+unknowns are the free DOFs and the scaled multipliers, K is the matrix
+``[[K + K_c, C^T], [C, 0]]`` and f is ``(f, 0)`` (:mod:`flexmb.analysis.static_system`), so that
+``du_bar`` and ``du_t`` carry multiplier parts too; the constraint and the root choice measure the
+DOFs only (W is zero at the multipliers). The multipliers of the start state are the least-squares
+balance of its loads. A mechanism (rigid links) has no stiffness along its motions at zero load:
+start it from a loaded equilibrium (``u0``, ``lam0``, e.g. the last point of a load-control path).
+
 References
 ----------
 M.A. Crisfield, A fast incremental/iterative solution procedure that handles "snap-through",
@@ -52,15 +60,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 
 from flexmb.analysis.diagnostics import statics_error
-from flexmb.analysis.statics import StaticPath, StaticSolveError
+from flexmb.analysis.static_system import StaticSystem
+from flexmb.analysis.statics import StaticPath, StaticSolveError, static_system
 from flexmb.assembly import Assembly
-from flexmb.checks import check_arc_length
+from flexmb.checks import check_arc_length, real
 from flexmb.integrators.newton import (Factorization, NewtonFailure, NewtonLog, NewtonSettings, SingularJacobian,
                                        at_round_off)
 from flexmb.model import Model, ModelError
-from flexmb.multibody.initial import refuse_joints
 from flexmb.progress import Progress
 from flexmb.results import ModelLayout
 
@@ -74,10 +83,11 @@ _DESIRED_ITERATIONS = 5
 class _State:
     """A converged point with the evaluation made there (reused by the next predictor)."""
 
+    x: np.ndarray               # (n_free + n_c,) free DOFs and scaled multipliers
     u: np.ndarray               # (n_dof,)
     lam: float
-    q: np.ndarray               # (n_dof,) internal force, N
-    k_data: np.ndarray          # (nnz,) tangent of the free-free block
+    q: np.ndarray               # (n_dof,) internal and joint forces, N
+    matrix: sp.csc_matrix       # Newton matrix (n_free + n_c, n_free + n_c), a copy
 
 
 def arc_length(model: Model | Assembly, increment: float, n_steps: int = 100,
@@ -85,7 +95,7 @@ def arc_length(model: Model | Assembly, increment: float, n_steps: int = 100,
                newton: NewtonSettings | None = None, max_cutbacks: int = 6,
                u0: np.ndarray | None = None, lam0: float = 0.0, psi: float = 0.0,
                dof_scale: np.ndarray | None = None, progress: bool | None = None,
-               save_to: str | Path | None = None, overwrite: bool = False) -> StaticPath:
+               save_to: str | Path | None = None, overwrite: bool = False, t: float = 0.0) -> StaticPath:
     """Trace the equilibrium path with Crisfield's arc-length method.
 
     Parameters
@@ -108,11 +118,12 @@ def arc_length(model: Model | Assembly, increment: float, n_steps: int = 100,
     progress : show a progress bar over the steps (default: when stderr is a terminal).
     save_to : result file (HDF5) that receives each converged state at once.
     overwrite : replace an existing ``save_to`` file (otherwise the run refuses to start).
+    t : time (s) at which joint drives are held.
 
     Returns
     -------
-    The converged states (the start state is not included) with their reactions and corrector
-    logs; ``cutbacks`` counts the halvings of dl.
+    The converged states (the start state is not included) with their reactions, joint
+    multipliers and reactions, and corrector logs; ``cutbacks`` counts the halvings of dl.
 
     Raises
     ------
@@ -125,7 +136,7 @@ def arc_length(model: Model | Assembly, increment: float, n_steps: int = 100,
     asm = model if isinstance(model, Assembly) else Assembly(model)
     check_arc_length(asm, increment, n_steps, max_load_factor, max_displacement, newton, max_cutbacks, u0, lam0,
                      psi, dof_scale)
-    refuse_joints(asm, "arc_length")
+    t = real(t, "arc_length: t (s)")
     _check_proportional(asm.model)
     if asm.model.vector_loads:
         load = asm.model.vector_loads[0]
@@ -144,8 +155,11 @@ def arc_length(model: Model | Assembly, increment: float, n_steps: int = 100,
     u[asm.dofs.prescribed] = 0.0                                       # all prescribed values are zero
     s_dof = _default_scale(asm) if dof_scale is None else np.asarray(dof_scale, dtype=float)
 
-    corrector = _Corrector(asm, f_ref[free], s_dof[free] ** 2, psi, newton or NewtonSettings())
-    state = _State(u, float(lam0), *asm.force_and_tangent(u))
+    system = static_system(asm, t)
+    system.lam_scale = float(np.abs(f_ref[free]).max())                  # multipliers of the reference load's size
+    corrector = _Corrector(system, f_ref, s_dof[free] ** 2, psi, newton or NewtonSettings())
+    system.load = float(lam0)
+    state = corrector.state(system.start(u), float(lam0))
     path = StaticPath(ModelLayout.from_assembly(asm), "arc length")
     previous: tuple[np.ndarray, float] | None = None
     dl = float(increment)
@@ -155,7 +169,7 @@ def arc_length(model: Model | Assembly, increment: float, n_steps: int = 100,
             reaction = state.q - state.lam * f_ref
             reaction[free] = 0.0
             path.note_round_off(state.lam, log)
-            path.record(asm, state.lam, state.u, reaction, log)
+            path.record(asm, state.lam, state.u, reaction, log, system.state(state.x)[1], t)
             bar.update(path.n_steps, lam=f"{state.lam:.5g}", dl=f"{dl:.3g}", newton=log.iterations)
             logger.debug("arc-length step dl = %.4g: lam = %.8g, %d corrector iterations (%s)\n%s", dl,
                          state.lam, log.iterations, log.criterion, log.format())
@@ -219,70 +233,82 @@ def _step_with_cutbacks(corrector: _Corrector, state: _State, dl: float,
 
 
 class _Corrector:
-    """Predictor and augmented Newton corrector of one arc-length step, on the free DOFs.
+    """Predictor and augmented Newton corrector of one arc-length step, on the unknowns of
+    ``system`` (the free DOFs, then the scaled joint multipliers).
 
-    ``f`` (n_free,) is the reference load, ``w2`` (n_free,) the squared DOF scale; ``c`` is the
-    weight psi^2 f^T f of the load term, so that the constraint metric is
+    ``f_ref`` (n_dof,) is the reference load, ``f`` (n,) its free part padded with zeros at the
+    multipliers, ``w2`` (n,) the squared DOF scale (zero at the multipliers); ``c`` is the weight
+    psi^2 f^T f of the load term, so that the constraint metric is
     ``<(a, alpha), (b, beta)> = a^T W b + c alpha beta``.
     """
 
-    def __init__(self, asm: Assembly, f: np.ndarray, w2: np.ndarray, psi: float,
+    def __init__(self, system: StaticSystem, f_ref: np.ndarray, w2: np.ndarray, psi: float,
                  settings: NewtonSettings) -> None:
-        self.asm = asm
-        self.f = f
-        self.w2 = w2
-        self.c = psi**2 * float(f @ f)
+        self.system = system
+        self.asm = system.asm
+        self.f_ref = f_ref
+        self.f = system.pad(f_ref[system.free])
+        self.w2 = system.pad(w2)
+        self.c = psi**2 * float(self.f @ self.f)
         self.settings = settings
+
+    def evaluate(self, x: np.ndarray, lam: float) -> tuple[np.ndarray, sp.csc_matrix, np.ndarray]:
+        """Residual r = h(x) - lam f (n,), the Newton matrix (shared object) and the internal and
+        joint forces q (n_dof,) at (x, lam)."""
+        self.system.load = lam
+        r, matrix, _ = self.system.residual(x)
+        return r, matrix, self.system.last["g"] + lam * self.f_ref
+
+    def state(self, x: np.ndarray, lam: float, evaluated: tuple | None = None) -> _State:
+        """The converged point (x, lam) with :meth:`evaluate`'s output there (evaluated if None)."""
+        _, matrix, q = self.evaluate(x, lam) if evaluated is None else evaluated
+        return _State(x, self.system.state(x)[0], lam, q, matrix.copy())
 
     def inner(self, a: np.ndarray, alpha: float, b: np.ndarray, beta: float) -> float:
         return float(a @ (self.w2 * b)) + self.c * alpha * beta
 
-    def _factor(self, k_data: np.ndarray, log: NewtonLog, k: int | None) -> Factorization:
+    def _factor(self, K: sp.csc_matrix, log: NewtonLog, k: int | None) -> Factorization:
         """LU of the tangent at corrector iteration k, or (k None) at the step's start, where a
         tangent singular to round-off counts too; SingularJacobian with ``iteration`` 0 at the
         start, k + 1 in the corrector."""
-        K = self.asm.free_matrix(k_data)
         where = "at the start of the step" if k is None else f"at corrector iteration {k}"
         iteration = 0 if k is None else k + 1
         try:
             lu = Factorization(K)
         except RuntimeError as exc:                          # SuperLU: "Factor is exactly singular"
-            raise SingularJacobian(f"singular tangent {where}: {exc}", log, K, iteration, 0.0) from exc
+            raise SingularJacobian(f"singular tangent {where}: {exc}", log, K.copy(), iteration, 0.0) from exc
         if k is None and lu.is_singular():
             raise SingularJacobian(f"singular tangent {where}: smallest equilibrated pivot "
-                                   f"{lu.smallest_pivot:.1e}", log, K, iteration, lu.smallest_pivot)
+                                   f"{lu.smallest_pivot:.1e}", log, K.copy(), iteration, lu.smallest_pivot)
         log.tangent_signs.append(lu.determinant_sign)
         log.smallest_pivots.append(lu.smallest_pivot)
         return lu
 
-    def _move(self, u: np.ndarray, du_free: np.ndarray) -> np.ndarray:
-        du = np.zeros_like(u)
-        du[self.asm.dofs.free] = du_free
-        return self.asm.update(u, du)
-
     def step(self, start: _State, dl: float, previous: tuple[np.ndarray, float] | None
              ) -> tuple[_State, np.ndarray, float, NewtonLog]:
-        """Converged state, its increment from ``start`` (n_free,) and dlam, and the log.
+        """Converged state, its increment from ``start`` (n,: free DOFs and scaled multipliers) and
+        dlam, and the log.
 
         Raises NewtonFailure (with the log) on complex roots, a singular tangent, a non-finite
         residual or no convergence.
         """
-        s, f, free = self.settings, self.f, self.asm.dofs.free
+        s, f, system = self.settings, self.f, self.system
+        nf = system.nf
         length = self.asm.model.characteristic_length
+        magnitudes = self.asm.round_off_lengths[system.free]
         log = NewtonLog()
-        u_t = self._factor(start.k_data, log, None).solve(f)
+        u_t = self._factor(start.matrix, log, None).solve(f)
         dlam = dl / np.sqrt(self.inner(u_t, 1.0, u_t, 1.0))
         if previous is not None and self.inner(*previous, u_t, 1.0) < 0.0:
             dlam = -dlam
         du = dlam * u_t
-        u, lam = self._move(start.u, du), start.lam + dlam
+        x, lam = system.update(start.x, du), start.lam + dlam
         # force level of the whole step: the path may pass a stress-free state, where both the
         # internal force (reactions included) and the load vanish at the end of the step
         f_norm = float(np.linalg.norm(f))
         start_scale = max(float(np.linalg.norm(start.q)), abs(start.lam) * f_norm, np.finfo(float).tiny)
-        q, k_data = self.asm.force_and_tangent(u)
+        r, matrix, q = self.evaluate(x, lam)
         for k in range(s.max_iterations + 1):
-            r = q[free] - lam * f
             scale = max(float(np.linalg.norm(q)), abs(lam) * f_norm, start_scale)
             rn = float(np.linalg.norm(r))
             log.residual_norms.append(rn)
@@ -291,26 +317,26 @@ class _Corrector:
                 raise NewtonFailure(f"residual is not finite at iteration {k}", log)
             if rn <= s.residual_tol * scale:
                 log.converged, log.criterion = True, "residual"
-                return _State(u, lam, q, k_data), du, dlam, log
+                return self.state(x, lam, (r, matrix, q)), du, dlam, log
             if k == s.max_iterations:
                 break
-            lu = self._factor(k_data, log, k)
+            lu = self._factor(matrix, log, k)
             du_bar, u_t = lu.solve(-r), lu.solve(f)
             delta_lam = self._root(du, dlam, du_bar, u_t, dl, log, k)
-            delta_u = du_bar + delta_lam * u_t
-            if not np.all(np.isfinite(delta_u)):
+            delta_x = du_bar + delta_lam * u_t
+            if not np.all(np.isfinite(delta_x)):
                 raise NewtonFailure(f"non-finite correction at iteration {k}", log)
-            u, lam = self._move(u, delta_u), lam + delta_lam
-            du, dlam = du + delta_u, dlam + delta_lam
-            q, k_data = self.asm.force_and_tangent(u)
-            dn = float(np.linalg.norm(delta_u))
+            x, lam = system.update(x, delta_x), lam + delta_lam
+            du, dlam = du + delta_x, dlam + delta_lam
+            r, matrix, q = self.evaluate(x, lam)
+            dn = float(np.linalg.norm(delta_x[:nf]))                         # the DOFs' correction
             log.increment_norms.append(dn)
             if dn <= s.increment_tol * length and rn <= s.increment_gate * scale:
                 log.converged, log.criterion = True, "increment"
-                return _State(u, lam, q, k_data), du, dlam, log
-            if at_round_off(dn, u[free], self.asm.round_off_lengths[free], s.round_off_factor):
+                return self.state(x, lam, (r, matrix, q)), du, dlam, log
+            if at_round_off(dn, x[:nf], magnitudes, s.round_off_factor):
                 log.converged, log.criterion = True, "round-off"
-                return _State(u, lam, q, k_data), du, dlam, log
+                return self.state(x, lam, (r, matrix, q)), du, dlam, log
         raise NewtonFailure(f"no convergence in {s.max_iterations} corrector iterations "
                             f"(|r|/F = {log.residual_norms[-1] / log.force_scale:.3e})", log)
 

@@ -289,7 +289,9 @@ def _quoted(names: list[str]) -> str:
 # ---------------------------------------------------------------------- errors
 def statics_error(asm: Assembly, tangent: sp.spmatrix, analysis: str, lam: float, u: np.ndarray, context: str = "",
                   equilibrium_reached: bool = False, direction: np.ndarray | None = None) -> SingularSystemError:
-    """The error for a singular tangent (n_free, n_free) at a static state u (n_dof,) at load factor lam.
+    """The error for a singular tangent (n_free, n_free), or with joints the matrix on the free DOFs
+    and the multipliers (:mod:`flexmb.analysis.static_system`), at a static state u (n_dof,) at load
+    factor lam.
 
     ``context`` adds to the place (e.g. "the start of the increment to 0.2");
     ``equilibrium_reached``: the state is a converged equilibrium under load, so the tangent
@@ -308,13 +310,16 @@ def statics_error(asm: Assembly, tangent: sp.spmatrix, analysis: str, lam: float
     if rigid.shape[1]:
         moved = np.linalg.norm(rigid[:nf], axis=1) > 1e-6 * np.abs(rigid).max()
         nodes = sorted({_node_of(asm, d)[0] for d in asm.dofs.free[moved]})
-        what = "the model has no supports: the whole model" if asm.dofs.prescribed.size == 0 else \
-            "the supports leave a rigid-body motion free: the whole model"
+        grounded = [j.name for j in asm.model.joints if min(j.a, j.b) < 0]       # joints to the ground
+        what = ("the model has no supports: the whole model" if asm.dofs.prescribed.size == 0 and not grounded else
+                f"the supports{' and joints to the ground' if grounded else ''} leave a rigid-body motion free: "
+                "the whole model")
         parts.append(f"{what} moves as a rigid body ({', '.join(rigid_names)}; nodes {_ranges(nodes)}); "
                      "add supports")
         dofs += [asm.dofs.label(int(d)) for d in asm.dofs.free[moved]]
     if rest.shape[1]:
-        free_dofs = asm.dofs.free[_significant(rest)]
+        rows = _significant(rest)
+        free_dofs = asm.dofs.free[rows[rows < nf]]             # rows past nf: joint multipliers
         single = _modes(asm, col_scale[:, None] * rest, nf)[0] if rest.shape[1] == 1 else None
         parts.append(f"free motion of {describe_dofs(asm, free_dofs, single)} (a mechanism, or a straight "
                      "unstressed string or cable; add supports or bracing, or pre-stress it)")

@@ -1,26 +1,35 @@
 """Static equilibrium of a model with joints, rigid bodies and drives: the state a run can start from.
 
 :func:`equilibrium` solves, at a time t, the augmented equilibrium of everything ``integrate``
-takes (elements, rigid bodies, force elements, loads, gravity, joints and ties)
+takes (elements, rigid bodies, force elements, loads, gravity, joints and ties to modal bodies)
 
     q(u) - f(t, u) + C(u)^T lambda = 0,    Phi(u, t) = 0,
 
 by Newton on (u_free, lambda) with the matrix ``[[K + K_c, C^T], [C, 0]]`` (K the tangent of the
 elements with the load stiffness, K_c = d(C^T lambda)/du the joints' curvature times the
-multipliers), solved by the equilibrated sparse LU of the shared Newton driver
-(:func:`~flexmb.integrators.newton.newton_solve`), not symmetrised. Drives and prescribed DOFs are
-held at their values at t, loads are those of t in full (not ramped: a mechanism has no stiffness
-without them, see below). Spatial rotations are updated by composition.
+multipliers), solved by the equilibrated sparse LU of the shared Newton driver, not symmetrised
+(the equations, scaling and start: :mod:`flexmb.analysis.static_system`). Drives and prescribed
+DOFs are held at their values at t, loads are those of t in full (not ramped: a mechanism has no
+stiffness without them). Spatial rotations are updated by composition, and a Newton correction
+is cut to rotations of ``MAX_ROTATION_CORRECTION`` (0.5 rad) when it asks for more.
 
 A mechanism (rigid links on joints) carries its loads through the multipliers only: K vanishes on
-its motions, and only the multipliers' curvature K_c stiffens them. Newton therefore starts from
-the multipliers that balance the loads at the start state in the least-squares sense, C^T lambda_0
-~ f - q, not from zero (where the matrix of a hanging pendulum would be singular). An equilibrium
-may be unstable (the pendulum upright): the second-order test on the joints' tangent space,
-the smallest eigenvalue of Z^T (K + K_c) Z with Z a basis of the null space of C on the free DOFs,
-is reported as :attr:`Equilibrium.stable` (models up to ``STABILITY_CHECK_SIZE`` free DOFs) and a
-:class:`~flexmb.checks.FlexmbWarning` says when it is negative; a start nearer the wanted
+its motions, and only K_c stiffens them. Newton therefore starts from the multipliers that
+balance the loads at the start state in the least-squares sense, not from zero. A flexible
+mechanism whose elements carry no load at the start, where even those give its motions no
+stiffness, is solved by pseudo-transient continuation.
+
+An equilibrium must be isolated: if the matrix is singular at the solution (a free mechanism
+that no load, drive or support holds, a rod free to spin about its own axis on a spherical
+joint) a :class:`~flexmb.analysis.diagnostics.SingularSystemError` names the free DOFs. It may be
+unstable (the pendulum upright): the second-order test on the joints' tangent space, the
+smallest eigenvalue of Z^T (K + K_c) Z with Z a basis of the null space of C on the free DOFs, is
+reported as :attr:`Equilibrium.stable` (models up to ``STABILITY_CHECK_SIZE`` free DOFs) and a
+:class:`~flexmb.checks.FlexmbWarning` says when it is negative; a start ``u0`` nearer the wanted
 equilibrium finds that one.
+
+:func:`linear_static` is the small-displacement solution: one Newton step from u0 with the
+multipliers starting at zero, ``[[K, C^T], [C, 0]] (du, lambda) = -(g, Phi)``.
 
 Start a run from it: ``eq = fm.equilibrium(asm, t=0.0)`` then
 ``fm.integrate(asm, dt, t_end, u0=eq.u)``; zero velocities are consistent when the drives' rates
@@ -34,12 +43,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.linalg as sla
-import scipy.sparse.linalg as spla
 
+from flexmb.analysis.diagnostics import statics_error
+from flexmb.analysis.static_system import StaticSystem
 from flexmb.assembly import Assembly
 from flexmb.checks import FlexmbWarning, ModelError, real
-from flexmb.integrators.newton import (MAX_ROTATION_CORRECTION, NewtonFailure, NewtonLog, NewtonSettings,
-                                       SingularJacobian, newton_solve)
+from flexmb.integrators.newton import Factorization, NewtonFailure, NewtonLog, NewtonSettings, SingularJacobian
 from flexmb.model import Model
 
 #: the stability test (a dense null space and eigenvalues) runs on models up to this many free DOFs
@@ -85,140 +94,116 @@ class Equilibrium:
         return self.joint_forces[k], self.joint_moments[k]
 
 
-def equilibrium(model: Model | Assembly, t: float = 0.0, u0: np.ndarray | None = None,
-                newton: NewtonSettings | None = None) -> Equilibrium:
-    """Static equilibrium at time ``t`` (s) from the start ``u0`` (n_dof,; default the reference
-    configuration), with joints, drives (held at their value at t), rigid bodies, gravity and
-    loads (see the module docstring). Raises :class:`EquilibriumError` if Newton finds none,
-    ModelError for bad input."""
+def _system(model: Model | Assembly, t: float, u0: np.ndarray | None, what: str, cap_rotations: bool
+            ) -> tuple[StaticSystem, np.ndarray]:
+    """The equations at time t (loads of t in full) and the start configuration (n_dof,)."""
     asm = model if isinstance(model, Assembly) else Assembly(model)
-    t = real(t, "equilibrium: t (s)")
-    n, free, presc = asm.n_dof, asm.dofs.free, asm.dofs.prescribed
+    t = real(t, f"{what}: t (s)")
+    n = asm.n_dof
     if u0 is None:
         u = np.zeros(n)
     else:
         u = np.array(u0, dtype=float)
         if u.shape != (n,) or not np.all(np.isfinite(u)):
-            raise ModelError(f"equilibrium: u0 must be {n} finite numbers (one per DOF), got shape {u.shape}")
-    settings = newton or NewtonSettings()
-    cs = asm.constraints
-    nf = free.size
-    u[presc] = asm.prescribed_values(t)
-    length = asm.characteristic_length
-    last: dict = {}
+            raise ModelError(f"{what}: u0 must be {n} finite numbers (one per DOF), got shape {u.shape}")
+    u[asm.dofs.prescribed] = asm.prescribed_values(t)
+    free = asm.dofs.free
 
-    #: pseudo-transient term mu M (u - anchor) of the continuation (see below), mu in 1/s^2
-    relax = {"mu": 0.0, "anchor": u.copy()}
-
-    def forces(u_now: np.ndarray, tangent: bool):
+    def forces(u_now: np.ndarray, load: float, tangent: bool):
         asm.set_time(t)
-        mu = relax["mu"]
-        q, k_data = asm.force_and_tangent(u_now, out=asm.scaled_mass_data(mu) if mu else None)
+        q, k_data = asm.force_and_tangent(u_now)
         f = asm.external_force(t, u=u_now)
         if asm.configuration_loads and tangent:
             k_data = k_data - asm.load_stiffness_data(u_now, t)
-        scale = max(float(np.linalg.norm(q[free])), float(np.linalg.norm(f[free])))
-        if mu:
-            q = q + mu * asm.mass_times(u_now - relax["anchor"])
-        return q - f, k_data, scale
+        return q - f, k_data, max(float(np.linalg.norm(q[free])), float(np.linalg.norm(f[free])))
 
-    lam_scale = 1.0
-    if cs is not None:
-        g0, _, scale0 = forces(u, False)
-        C0 = cs.evaluate(u, t, np.zeros(cs.n)).C[:, free]
-        # sparse least squares: C has a few entries per row, and the model may be large
-        lam_first = spla.lsqr(C0.T.tocsr(), -g0[free], atol=1e-14, btol=1e-14)[0] if cs.n else np.zeros(0)
-        lam_scale = float(np.abs(lam_first).max(initial=0.0)) or scale0 or 1.0
+    return StaticSystem(asm, forces, t, cap_rotations), u
 
-    def residual(x: np.ndarray, tangent: bool = True):
-        u[free] = x[:nf]
-        g, k_data, scale = forces(u, tangent)
-        jac = asm.jacobian_matrix(k_data) if tangent else None
-        if cs is None:
-            last["g"] = g
-            return g[free], jac, scale
-        lam = x[nf:] * lam_scale
-        ct = last["ct"] = cs.evaluate(u, t, lam)
-        g = last["g"] = g + ct.force
-        scale = max(scale, float(np.linalg.norm(ct.force[free]))) or asm.inertia_scale * length
-        kappa = 100.0 * scale / length                  # |r| <= tol F means |Phi| <= 1e-2 tol L
-        J = cs.augmented(ct, jac, asm.dofs.free_position, lam_scale, kappa) if tangent else None
-        return np.concatenate([g[free], kappa * ct.phi]), J, scale
 
-    capped = asm.rotation_dofs.ravel() if asm.rotation_dofs.size else asm.planar_rotations
+def _result(system: StaticSystem, x: np.ndarray, log: NewtonLog, smallest: float | None) -> Equilibrium:
+    """The equilibrium of the unknowns x, evaluated there (reactions, joint reactions)."""
+    asm, cs, t = system.asm, system.cs, system.t
+    system.residual(x, tangent=False)
+    u, lam = system.state(x)
+    names = [j.name for j in asm.model.joints] if cs is not None else []
+    reactions = cs.joint_reactions(u, lam, t, asm.dofs) if cs is not None else []
+    return Equilibrium(t, u, lam, system.reaction(), names, [f for f, _ in reactions], [m for _, m in reactions],
+                       smallest, log)
 
-    def update(x: np.ndarray, dx: np.ndarray) -> np.ndarray:
-        du = np.zeros(n)
-        du[free] = dx[:nf]
-        u[free] = x[:nf]
-        if capped.size:
-            largest = np.abs(du[capped]).max()
-            if largest > MAX_ROTATION_CORRECTION:       # far from the solution a rotation may be asked for radians
-                du *= MAX_ROTATION_CORRECTION / largest
-                dx = dx * (MAX_ROTATION_CORRECTION / largest)
-        return np.concatenate([asm.update(u, du)[free], x[nf:] + dx[nf:]])
 
-    x0 = u[free] if cs is None else np.concatenate([u[free], lam_first / lam_scale])
-    magnitudes = asm.round_off_lengths[free]
-    if cs is not None:
-        magnitudes = np.concatenate([magnitudes, np.ones(cs.n)])
+def _regular(matrix) -> bool:
+    try:
+        return not Factorization(matrix).is_singular()
+    except RuntimeError:                                  # SuperLU: "Factor is exactly singular"
+        return False
+
+
+def equilibrium(model: Model | Assembly, t: float = 0.0, u0: np.ndarray | None = None,
+                newton: NewtonSettings | None = None) -> Equilibrium:
+    """Static equilibrium at time ``t`` (s) from the start ``u0`` (n_dof,; default the reference
+    configuration), with joints, drives (held at their value at t), ties to modal bodies, rigid
+    bodies, gravity and loads (see the module docstring).
+
+    Raises :class:`EquilibriumError` if Newton finds none,
+    :class:`~flexmb.analysis.diagnostics.SingularSystemError` (a ModelError) naming the free DOFs
+    if the equilibrium is not isolated (a free mechanism), ModelError for bad input."""
+    system, u = _system(model, t, u0, "equilibrium", cap_rotations=True)
+    asm, t = system.asm, system.t
+    settings = newton or NewtonSettings()
+    x0 = system.start(u)
+    where = f"t = {t:g} s"
     try:
         try:
-            x, log = newton_solve(residual, x0, length, settings, update, magnitudes=magnitudes)
+            x, log = system.solve(x0, settings)
         except NewtonFailure:
-            x, log = _continuation(asm, residual, update, x0, relax, lam_scale, length, settings, magnitudes)
+            x, log = system.solve_by_continuation(x0, settings)
     except NewtonFailure as exc:
         if isinstance(exc, SingularJacobian) and exc.iteration == 0:
-            raise EquilibriumError(f"equilibrium at t = {t:g} s: the tangent is singular at the start: a motion that "
-                                   "no stiffness, load or joint resists (a body free to spin about a spherical "
-                                   "joint's axis, a mechanism without a drive or load along its motion); "
-                                   "add the joint, drive or support that holds it", exc.log) from exc
-        raise EquilibriumError(f"equilibrium at t = {t:g} s: Newton found none ({exc}); start nearer the "
+            raise statics_error(asm, exc.matrix, "equilibrium", 1.0, system.state(x0)[0],
+                                f"{where}: a motion that no stiffness, load, drive or joint resists",
+                                direction=exc.direction) from exc
+        raise EquilibriumError(f"equilibrium at {where}: Newton found none ({exc}); start nearer the "
                                "equilibrium you want (u0), or check that the loads can be carried (a free "
                                f"mechanism under a load it cannot balance has no equilibrium)\n{exc.log.format()}",
                                exc.log) from exc
-    u[free] = x[:nf]
-    lam = x[nf:] * lam_scale if cs is not None else np.zeros(0)
-    residual(x, tangent=True)
-    reaction = last["g"].copy()
-    reaction[free] = 0.0
-    names = [j.name for j in asm.model.joints] if cs is not None else []
-    reactions = cs.joint_reactions(u, lam, t, asm.dofs) if cs is not None else []
-    smallest = _smallest_stiffness(asm, u, t, lam) if nf <= STABILITY_CHECK_SIZE else None
+    matrix = system.matrix(x)
+    u_end = system.state(x)[0]
+    if not _regular(matrix):
+        raise statics_error(asm, matrix, "equilibrium", 1.0, u_end, f"{where}, at the equilibrium found: it is not "
+                            "isolated (add the drive, support or load that holds the free motion)")
+    lam = system.state(x)[1]
+    smallest = _smallest_stiffness(asm, u_end, t, lam) if system.nf <= STABILITY_CHECK_SIZE else None
     if smallest is not None and smallest < 0.0:
-        warnings.warn(f"equilibrium at t = {t:g} s is unstable: the tangent on the joints' free motions has a "
+        warnings.warn(f"equilibrium at {where} is unstable: the tangent on the joints' free motions has a "
                       f"negative eigenvalue ({smallest:.3g}); a run started here departs from it. Start Newton "
                       "nearer the stable equilibrium (u0)", FlexmbWarning, stacklevel=2)
-    return Equilibrium(float(t), u.copy(), lam, reaction, names, [f for f, _ in reactions],
-                       [m for _, m in reactions], smallest, log)
+    return _result(system, x, log, smallest)
 
 
-#: pseudo-transient continuation: mu_0 = CONTINUATION_START F / (m L), divided by 10 per stage
-CONTINUATION_START = 1.0
-CONTINUATION_STAGES = 8
+def linear_static(model: Model | Assembly, t: float = 0.0, u0: np.ndarray | None = None) -> Equilibrium:
+    """The small-displacement static solution at time ``t`` (s) about ``u0`` (n_dof,; default the
+    reference configuration): one Newton step with the multipliers starting at zero,
 
+        [[K, C^T], [C, 0]] (du, lambda) = -(q(u0) - f(t), Phi(u0, t))
 
-def _continuation(asm: Assembly, residual, update, x0: np.ndarray, relax: dict, lam_scale: float, length: float,
-                  settings: NewtonSettings, magnitudes: np.ndarray) -> tuple[np.ndarray, NewtonLog]:
-    """Newton from x0 failed (a flexible mechanism: its unstressed elements and straight joints give
-    no stiffness to its motions at the start). Pseudo-transient continuation: solve
-    ``r(u) + mu M (u - u_k) = 0`` from the previous solution u_k for mu falling by 10 per stage
-    (each stage an implicit step of a heavily damped motion towards equilibrium; M regularises the
-    motions without stiffness), then the plain equilibrium from the last stage."""
-    free = asm.dofs.free
-    nf = free.size
-    force = residual(x0, tangent=False)[2]
-    mass = float(asm.mass.diagonal()[free].sum()) or asm.inertia_scale
-    mu = CONTINUATION_START * (force or asm.inertia_scale * length) / (mass * length)
-    x = x0
-    for _ in range(CONTINUATION_STAGES):
-        relax["mu"] = mu
-        u_anchor = relax["anchor"]
-        u_anchor[free] = x[:nf]
-        x, _ = newton_solve(residual, x, length, settings, update, magnitudes=magnitudes)
-        mu *= 0.1
-    relax["mu"] = 0.0
-    return newton_solve(residual, x, length, settings, update, magnitudes=magnitudes)
+    (K the tangent at u0 with its geometric and load stiffness, C the joints' Jacobian), loads,
+    drives and prescribed DOFs of t as in :func:`equilibrium`. The reactions and joint reactions
+    are evaluated at the displaced state (they differ from the linear ones by terms of second order
+    in the displacements); ``stable`` is None. A mechanism has no linear solution (its matrix is
+    singular at zero multipliers): a SingularSystemError names its free DOFs; use
+    :func:`equilibrium`."""
+    system, u = _system(model, t, u0, "linear_static", cap_rotations=False)
+    x0 = system.start(u, np.zeros(system.n_c))
+    r, matrix, scale = system.residual(x0)
+    matrix = matrix.copy()
+    if not _regular(matrix):
+        raise statics_error(system.asm, matrix, "linear statics", 1.0, u, f"t = {system.t:g} s (a mechanism has no "
+                            "small-displacement solution: fm.equilibrium solves it with the loads' stiffness)")
+    dx = Factorization(matrix).solve(-r)
+    x = system.update(x0, dx)
+    log = NewtonLog(residual_norms=[float(np.linalg.norm(r))], increment_norms=[float(np.linalg.norm(dx))],
+                    force_scale=scale, force_scales=[scale], converged=True, criterion="linear")
+    return _result(system, x, log, None)
 
 
 def _smallest_stiffness(asm: Assembly, u: np.ndarray, t: float, lam: np.ndarray) -> float:
