@@ -124,13 +124,17 @@ class Assembly:
         self.planar_rotations = (self.dofs.first[self.dofs.has_rotations] + 2 if model.dim == 2
                                  else np.zeros(0, dtype=np.int64))
 
-    def set_time(self, t: float) -> None:
+    def set_time(self, t: float, statics: bool = False) -> None:
         """Set the time (s; in statics the load factor) at which the groups whose forces depend on it
         (:attr:`ElementGroup.time_dependent`: user forces) are evaluated next: the element kernels
-        take no time, so the schemes, statics and linearization set it before they evaluate the model."""
+        take no time, so the schemes, statics and linearization set it before they evaluate the model.
+        With ``statics`` t is a load factor that also scales the constant applied loads inside
+        element groups (:attr:`ElementGroup.proportional_load`), as it scales nodal loads."""
         for g in self.groups:
             if g.time_dependent:
                 g.time = float(t)
+            if g.proportional_load:
+                g.load_factor = float(t) if statics else 1.0
 
     @property
     def damped_groups(self) -> list[int]:
@@ -500,7 +504,7 @@ class Assembly:
     def static_residual(self, u: np.ndarray, lam: float) -> tuple[np.ndarray, np.ndarray, float]:
         """Statics at load factor lam: ``r = q(u) - f(lam, u)`` (n_dof,), dr/du data (nnz,) and the
         force scale max(|q_free|, |f_free|) (N); includes the stiffness of follower loads."""
-        self.set_time(lam)
+        self.set_time(lam, statics=True)
         q, k_data = self.force_and_tangent(u)
         f = self.external_force(lam, statics=True, u=u)
         if self.configuration_loads:
@@ -509,7 +513,7 @@ class Assembly:
         scale = max(float(np.linalg.norm(q[free])), float(np.linalg.norm(f[free])))
         # user forces are inside q: at equilibrium they cancel the elastic forces there, so their own
         # size is a force scale too (a model loaded by user forces alone has q -> 0)
-        applied = [i for i, g in enumerate(self.groups) if g.time_dependent]
+        applied = [i for i, g in enumerate(self.groups) if g.time_dependent or g.proportional_load]
         if applied:
             q_user = np.zeros(self.n_dof)
             for i in applied:

@@ -308,8 +308,8 @@ class ForceElements:
         The force is F at the node plus the moment (R s) x F, s the point's offset in the body frame:
         configuration dependent, with its load stiffness and an exactly energy-consistent
         mid-point form (:mod:`flexmb.elements.body_load`): a constant force has the potential
-        -F . (p - p_ref) (in ``strain``) and is applied in full in statics (not scaled by the load
-        factor, as springs' preloads); a time function's work is booked in ``dissipated`` (minus
+        -F . (p - p_ref) (in ``strain``) and statics scales it by the load factor, as nodal loads
+        and gravity; a time function's work is booked in ``dissipated`` (minus
         it). ``name``: its name (default ``body load <number>``). Returns the
         :class:`ForceElement` of the force (None for a moment only)."""
         count = sum(self.groups[i].n_elements for kind, i in self.force_groups.items() if kind[0] == "body load")

@@ -54,10 +54,28 @@ def test_load_control_of_a_hanging_chain_by_hand(shift) -> None:
     assert path.multipliers.shape == (4, asm.constraints.n)
 
 
+def test_load_control_scales_a_constant_body_load_as_it_scales_gravity() -> None:
+    # the same chain with the tip force a constant: statics scales it by the load factor (as nodal
+    # loads and gravity), so the angles are those of the proportional loading at every load factor
+    P, masses = 3.0, (1.0, 2.0, 0.5)
+    asm, bodies = hanging_chain([P, 0.0], masses=masses)
+    path = fm.load_control(asm, 4)
+    W = [G * sum(masses[k:]) for k in range(3)] + [0.0]
+    for k, body in enumerate(bodies):
+        theta = path.u[:, asm.dofs.index(body.node, "rz")]
+        np.testing.assert_allclose(theta, np.arctan(2 * P / (W[k] + W[k + 1])), rtol=0.0, atol=1e-10,
+                                   err_msg=f"link {k} angle")
+    np.testing.assert_allclose(path.joint_reaction("j0")[0], path.load_factors[:, None] * [-P, W[0]], rtol=0.0,
+                               atol=1e-10 * W[0])
+    with pytest.raises(fm.ModelError, match="add_body_load"):
+        fm.arc_length(asm, 0.1, 3)
+
+
 def test_load_control_warns_when_the_first_increment_turns_a_link_upside_down() -> None:
-    # the tip force in full from the first increment (a body load is not scaled) against a quarter of the
-    # weight: Newton from the hanging chain lands with the last link above its joint, an unstable equilibrium
-    asm, bodies = hanging_chain([3.0, 0.0])
+    # the tip force in full from the first increment (a function of the load factor that ignores it)
+    # against a quarter of the weight: Newton from the hanging chain lands with the last link above its
+    # joint, an unstable equilibrium
+    asm, bodies = hanging_chain(lambda lam: [3.0, 0.0])
     with pytest.warns(fm.FlexmbWarning, match="unstable equilibrium"):
         path = fm.load_control(asm, 4)
     tip_angle = path.u[0, asm.dofs.index(bodies[2].node, "rz")]

@@ -67,6 +67,7 @@ from flexmb.analysis.static_system import StaticSystem
 from flexmb.analysis.statics import StaticPath, StaticSolveError, static_system
 from flexmb.assembly import Assembly
 from flexmb.checks import check_arc_length, real
+from flexmb.elements.body_load import BodyPointLoad
 from flexmb.integrators.newton import (Factorization, NewtonFailure, NewtonLog, NewtonSettings, SingularJacobian,
                                        at_round_off)
 from flexmb.model import Model, ModelError
@@ -142,6 +143,11 @@ def arc_length(model: Model | Assembly, increment: float, n_steps: int = 100,
         load = asm.model.vector_loads[0]
         raise ModelError(f"arc_length: {load.kind} load at node {load.node} depends on the "
                          "configuration; the arc-length method here scales dead loads only (use load_control)")
+    body_loads = [g.name for g in asm.groups if isinstance(g, BodyPointLoad)]
+    if body_loads:
+        raise ModelError(f"arc_length: the group {body_loads[0]!r} holds forces at body points "
+                         "(Model.add_body_load), which turn with the bodies; the arc-length method here scales "
+                         "dead loads only (use load_control, or a nodal load with add_load)")
     if asm.configuration_loads:
         raise ModelError("arc_length: the weight of a cubic mass (Beam2D mass='cubic') turns with the nodes; "
                          "the arc-length method here scales dead loads only (use load_control, or "

@@ -179,6 +179,10 @@ class ElementGroup(ABC):
     #: whether the group's forces depend on the time (user forces): then it has an attribute ``time``
     #: that :meth:`flexmb.assembly.Assembly.set_time` sets before the kernels are called
     time_dependent: bool = False
+    #: whether the group's forces are applied loads that statics scales by the load factor (constant
+    #: body loads): then it has an attribute ``load_factor`` that :meth:`Assembly.set_time` sets
+    #: (the load factor in statics, 1 otherwise)
+    proportional_load: bool = False
 
     # ---------------------------------------- damping (velocity-dependent forces)
     #: Rayleigh damping of the group (:class:`~flexmb.elements.rayleigh.RayleighDamping`), set by

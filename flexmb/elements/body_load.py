@@ -17,7 +17,8 @@ Forces given as functions of time F(t) (a group of their own, ``functions``): no
 mid-point scheme ``q_m = -G_m^T F(t_m)`` goes through the damping hook (as a user force, the
 assembly sets :attr:`BodyPointLoad.time`), so its work ``F(t_m) . (p_{n+1} - p_n)`` is booked in
 ``TimeHistory.dissipated`` (with the minus sign) and the energy balance stays closed; end-point
-schemes and statics take ``-G^T F(t)`` (in statics t is the load factor).
+schemes and statics take ``-G^T F(t)`` (in statics t is the load factor). Statics scales constant
+forces by its load factor, as it scales nodal loads.
 
 Element DOFs: one node per element, ``ux uy rz`` (2D) or ``ux uy uz rx ry rz`` (3D).
 """
@@ -64,11 +65,15 @@ class BodyPointLoad(ElementGroup):
         #: forces that are functions of time are evaluated at it (s; statics: the load factor), set by the assembly
         self.time_dependent = functions is not None
         self.time = 0.0
+        #: constant forces are applied loads: statics scales them by its load factor (set by the assembly)
+        self.proportional_load = functions is None
+        self.load_factor = 1.0
 
     def forces(self) -> np.ndarray:
-        """The forces (n_el, dim) in N, global axes, at :attr:`time` for time functions."""
+        """The forces (n_el, dim) in N, global axes: constant ones times :attr:`load_factor`, time
+        functions at :attr:`time`."""
         if self.functions is None:
-            return self.force
+            return self.load_factor * self.force
         return np.array([evaluate_vector(f, self.time, False, label, self.dim)
                          for f, label in zip(self.functions, self.labels)])
 
@@ -112,7 +117,7 @@ class BodyPointLoad(ElementGroup):
         if self.functions is not None:
             return np.zeros(self.n_elements)
         moved = u[:, :d] + self._rotated(u) - self.offsets
-        return -np.einsum("ni,ni->n", self.force, moved)
+        return -np.einsum("ni,ni->n", self.forces(), moved)
 
     def generalized_stresses(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
         """The forces (n_el, dim), N."""
