@@ -73,8 +73,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     rows.append(("full model: natural_modes, sparse ARPACK", t))
 
     t_parts, parts = best(lambda: components_from_groups(model, example.COMPONENTS), r)
-    t_reduce, bases = best(lambda: [free_interface(c, n_modes=kept, dense_limit=c.n_dof) for c in parts], r)
-    t_sparse, _ = best(lambda: [free_interface(c, n_modes=kept, dense_limit=0) for c in parts], r)
+    t_reduce, bases = best(lambda: [free_interface(c, n_elastic_modes=kept, dense_limit=c.n_dof) for c in parts], r)
+    t_sparse, _ = best(lambda: [free_interface(c, n_elastic_modes=kept, dense_limit=0) for c in parts], r)
     t_synth, cms = best(lambda: synthesize(bases), r)
     t_modes, cms_modes = best(lambda: cms.modes(n), r)
     rows += [("CMS: components_from_groups", t_parts),

@@ -1,4 +1,5 @@
-"""A structural modification study of a lattice tower with a payload, by component mode synthesis.
+"""A structural modification study of a lattice tower with a payload, by component mode synthesis
+==============================================================================================
 
 The tower (``meshes/tower_lattice_3d.msh``, made by ``meshes/make_tower.py``): 18 m of steel
 tube lattice on a 3 m x 2.4 m base tapering to 1.6 m x 1.2 m, legs spliced at 9 m, X bracing

@@ -1,4 +1,5 @@
-"""A free-flying 3D beam that spins, is struck, and tumbles: an animation and its invariants.
+"""A free-flying 3D beam that spins, is struck, and tumbles: an animation and its invariants
+=========================================================================================
 
 A steel strip (L = 1 m, 40 mm x 10 mm, E = 210 GPa, G = 81 GPa, rho = 7800 kg/m^3), 20 Beam3D
 elements, starts as a rigid body moving at V = (1, 0.5, 0) m/s and spinning at W = (4, 0, 6)

@@ -1,5 +1,7 @@
-"""A planar four-bar with a flexible coupler, run with flexmb's default settings, against the same
-mechanism with a rigid coupler.
+"""A planar four-bar with a flexible coupler
+=========================================
+
+Run with flexmb's default settings, against the same mechanism with a rigid coupler.
 
 Ground pivots O2 = (0, 0) and O4 = (0.3, 0) m; rigid crank O2-A (0.1 m, 0.2 kg) driven at 2 pi
 rad/s from 90 deg; coupler A-B (0.35 m) a steel strip 20 x 5 mm (E = 210 GPa, rho = 7800 kg/m^3)

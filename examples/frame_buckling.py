@@ -1,4 +1,5 @@
-"""Linear buckling of a two-storey steel frame read from a Gmsh mesh, with mode pictures.
+"""Linear buckling of a two-storey steel frame read from a Gmsh mesh, with mode pictures
+=====================================================================================
 
 The frame (``meshes/portal_frame_3d.msh``: 4 columns on a 4 m x 3 m plan, two storeys of 3.5 m,
 floor beams along the plan edges, 4 elements per member) is read through meshio; its physical

@@ -1,4 +1,5 @@
-"""A two-link planar arm whose outer link is a modal (reduced) flexible body.
+"""A two-link planar arm whose outer link is a modal (reduced) flexible body
+=========================================================================
 
 The shoulder link is rigid (0.5 m, 2 kg), driven from the ground; the forearm is a slender beam
 (L = 2 m, EI = 400 N m^2, rho A = 1 kg/m; first cantilever frequency 17.58 rad/s) reduced to three
@@ -107,7 +108,7 @@ def main(quick: bool = False, out_dir: str | Path = "example-output") -> dict[st
     # undeformed radial state (it has no unique relative equilibrium at Omega = omega_0)
     linear = [fm.linearize(on_hub(data, False)(s), spin=(None, s)).eigen(N_MODES) for s in speeds]
     first = [int(np.argmin(np.abs(m.eigenvalues))) for m in linear]          # the softening mode
-    linear_frequency = np.array([m.damped_frequencies[k] if m.stable[k] else np.nan for m, k in zip(linear, first)])
+    linear_frequency = np.array([m.omega[k] if m.stable[k] else np.nan for m, k in zip(linear, first)])
     linear_growth = np.array([max(m.real_parts.max(), 0.0) for m in linear])
 
     fig, axes = plt.subplots(2, 2, figsize=(11, 7.5))

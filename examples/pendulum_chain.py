@@ -1,4 +1,5 @@
-"""A pendulum chain released from the horizontal: energy conservation at large time steps.
+"""A pendulum chain released from the horizontal: energy conservation at large time steps
+======================================================================================
 
 Five stiff bars (co-rotational trusses, EA = 1e6 N, length 0.5 m each) hinged to each other and
 to the ground, with a 1 kg point mass at every hinge, fall from the horizontal under gravity

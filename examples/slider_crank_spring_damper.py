@@ -1,5 +1,8 @@
-"""A rigid slider-crank whose slider is held by a spring-damper: the motion dies out and the
-energy balance K + V + dissipated = E(0) holds to the Newton tolerance.
+"""A rigid slider-crank whose slider is held by a spring-damper
+============================================================
+
+The motion dies out and the energy balance K + V + dissipated = E(0) holds to the Newton
+tolerance.
 
 Crank (r = 0.1 m), connecting rod (l = 0.3 m) and slider are rigid bodies joined by revolute
 joints; the slider runs on a prismatic joint along x, with a spring-damper on its slide

@@ -4,13 +4,12 @@ Public API. ``import flexmb`` imports no other module of flexmb (nor numpy): eac
 imported from its module when it is first used (PEP 562, :mod:`flexmb.lazy_exports`), so a script
 pays start-up only for the parts it uses (a planar dynamics script skips the eigen-, buckling,
 arc-length and reaction modules). matplotlib, meshio, pyvista, h5py and numba are imported only
-inside the functions that need them.
+inside the functions that need them. ``flexmb.__version__`` is looked up on first use too (the
+installed distribution's version: importing importlib.metadata takes ten times as long as flexmb).
 """
 from __future__ import annotations
 
 from flexmb.lazy_exports import lazy_exports
-
-__version__ = "0.1.0"
 
 #: module -> the public names it provides
 _PROVIDERS: dict[str, tuple[str, ...]] = {
@@ -38,4 +37,27 @@ _PROVIDERS: dict[str, tuple[str, ...]] = {
     "flexmb.results": ("ModeShapes", "ModelLayout", "Result", "ResultFileError", "load_result"),
 }
 
-__getattr__, __dir__, __all__ = lazy_exports(__name__, _PROVIDERS)
+_exported, __dir__, __all__ = lazy_exports(__name__, _PROVIDERS)
+
+
+def __getattr__(name: str) -> object:
+    if name == "__version__":
+        globals()[name] = _version()                # later look-ups do not come here
+        return globals()[name]
+    return _exported(name)
+
+
+def _version() -> str:
+    """The version of the installed distribution; in a source tree without its metadata (flexmb on
+    PYTHONPATH, never installed), the one written in the tree's pyproject.toml."""
+    import re
+    from importlib.metadata import PackageNotFoundError, version
+    from pathlib import Path
+
+    try:
+        return version("flexmb")
+    except PackageNotFoundError:
+        pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+        found = re.search(r'^version\s*=\s*"([^"]+)"', pyproject.read_text(encoding="utf-8"), re.MULTILINE) \
+            if pyproject.is_file() else None
+        return found[1] if found else "0+unknown"

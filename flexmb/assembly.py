@@ -503,7 +503,7 @@ class Assembly:
 
     def static_residual(self, u: np.ndarray, lam: float) -> tuple[np.ndarray, np.ndarray, float]:
         """Statics at load factor lam: ``r = q(u) - f(lam, u)`` (n_dof,), dr/du data (nnz,) and the
-        force scale max(|q_free|, |f_free|) (N); includes the stiffness of follower loads."""
+        force scale max(``|q_free|``, ``|f_free|``) (N); includes the stiffness of follower loads."""
         self.set_time(lam, statics=True)
         q, k_data = self.force_and_tangent(u)
         f = self.external_force(lam, statics=True, u=u)

@@ -170,31 +170,104 @@ def _show(value: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
+class KeywordError(ModelError, TypeError):
+    """An unknown keyword argument: a :class:`ModelError` that is also the ``TypeError`` Python raises
+    for one, so ``except TypeError`` around a call keeps working."""
+
+
 def check_keywords(given: Iterable[str], allowed: Iterable[str], what: str) -> None:
-    """ModelError for a keyword not in ``allowed``, listing them and the closest match."""
+    """KeywordError for a keyword not in ``allowed``, naming the closest one and listing them all."""
     allowed = list(allowed)
     unknown = [k for k in given if k not in allowed]
     if unknown:
         hint = difflib.get_close_matches(unknown[0], allowed, n=1)
-        raise ModelError(f"{what}: unknown keyword {unknown[0]!r}"
-                         + (f" (did you mean {hint[0]!r}?)" if hint else "")
-                         + f"; the keywords are {', '.join(allowed)}")
+        raise KeywordError(f"{what}() got an unexpected keyword {unknown[0]!r}"
+                           + (f"; did you mean {hint[0]!r}?" if hint else "")
+                           + f" (its keywords: {', '.join(allowed)})")
 
 
-def keywords_listed(method: Callable) -> Callable:
-    """Decorator: an unknown keyword argument raises ModelError that lists the keywords the
-    method takes and the closest one (Python's TypeError names only the unknown keyword)."""
-    parameters = inspect.signature(method).parameters.values()
-    allowed = [p.name for p in parameters if p.name != "self"
-               and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
-    allowed_set = frozenset(allowed)
+def deprecated(old: str, new: str, stacklevel: int = 3) -> None:
+    """Warn that spelling ``old`` is retired in favour of ``new`` (both written as the user writes
+    them). A FutureWarning, not a DeprecationWarning: Python shows it by default also when the old
+    name is used inside the user's own modules, and the old names go in the next release."""
+    warnings.warn(f"{old} is deprecated and will be removed in the next release; use {new}",
+                  FutureWarning, stacklevel=stacklevel)
 
-    @functools.wraps(method)
-    def checked(*args: Any, **kwargs: Any) -> Any:
-        if not kwargs.keys() <= allowed_set:
-            check_keywords(kwargs, allowed, method.__name__)
-        return method(*args, **kwargs)
-    return checked
+
+def keywords_listed(method: Callable | None = None, *, renamed: dict[str, str] | None = None) -> Callable:
+    """Decorator: an unknown keyword argument raises :class:`KeywordError` naming the closest keyword
+    the function takes (difflib) and listing them all (Python's TypeError names only the unknown one).
+
+    ``renamed`` maps retired keywords to the one that replaces them: a retired keyword still works for
+    one release, with a FutureWarning naming the new spelling. Several retired keywords renamed to the
+    same new one are its parts, passed as a tuple in the order listed (None for a part not given).
+    Use bare (``@keywords_listed``) or with the renames (``@keywords_listed(renamed={...})``).
+    """
+    renamed = dict(renamed or {})
+
+    def decorate(function: Callable) -> Callable:
+        parameters = inspect.signature(function).parameters.values()
+        if any(p.kind == p.VAR_KEYWORD for p in parameters):
+            raise TypeError(f"keywords_listed: {function.__qualname__} takes **kwargs, any keyword is its own")
+        allowed = [p.name for p in parameters if p.name not in ("self", "cls")
+                   and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+        allowed_set = frozenset(allowed)
+        parts = {new: [o for o, n in renamed.items() if n == new] for new in set(renamed.values())}
+        name = function.__qualname__
+
+        @functools.wraps(function)
+        def checked(*args: Any, **kwargs: Any) -> Any:
+            if not kwargs.keys() <= allowed_set:
+                old = [k for k in kwargs if k in renamed]
+                check_keywords([k for k in kwargs if k not in renamed], allowed, name)
+                for new in dict.fromkeys(renamed[k] for k in old):
+                    olds = parts[new]
+                    if new in kwargs:
+                        raise KeywordError(f"{name}() got both {new!r} and its old spelling "
+                                           f"{', '.join(repr(o) for o in olds if o in kwargs)}; give {new!r}")
+                    values = [kwargs.pop(o, None) for o in olds]
+                    kwargs[new] = values[0] if len(olds) == 1 else tuple(values)
+                    spelling = f"{new}=" + ("" if len(olds) == 1 else f"({', '.join(olds)})")
+                    deprecated(f"{name}({', '.join(o + '=' for o in olds)})", f"{name}({spelling})")
+            return function(*args, **kwargs)
+        checked.renamed_keywords = renamed                 # read by the vocabulary test
+        return checked
+    return decorate if method is None else decorate(method)
+
+
+def methods_keywords_listed(cls: type) -> type:
+    """Class decorator: :func:`keywords_listed` on every public method the class defines (the
+    constructor, inherited methods and :func:`deprecated_method` shims as they are)."""
+    for name, value in list(vars(cls).items()):
+        if name.startswith("_") or hasattr(value, "renamed_to"):
+            continue
+        if inspect.isfunction(value) and not hasattr(value, "renamed_keywords"):
+            setattr(cls, name, keywords_listed(value))
+        elif isinstance(value, (classmethod, staticmethod)) and not hasattr(value.__func__, "renamed_keywords"):
+            setattr(cls, name, type(value)(keywords_listed(value.__func__)))
+    return cls
+
+
+def deprecated_alias(new: str, what: str) -> property:
+    """A read-only property ``old`` returning attribute ``new`` with a FutureWarning; ``what`` is the
+    old spelling as the user writes it (e.g. ``"LinearModes.damped_frequencies"``)."""
+    def get(self: Any) -> Any:
+        deprecated(what, f"{type(self).__name__}.{new}")
+        return getattr(self, new)
+    prop = property(get, doc=f"Deprecated spelling of :attr:`{new}` (FutureWarning).")
+    prop.fget.renamed_to = new                          # read by the vocabulary test
+    return prop
+
+
+def deprecated_method(new: str, what: str) -> Callable:
+    """A method that calls method ``new`` with the same arguments, with a FutureWarning; ``what`` is
+    the old spelling as the user writes it (e.g. ``"ModalBodyData.spin_frequencies()"``)."""
+    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        deprecated(what, f"{type(self).__name__}.{new}()")
+        return getattr(self, new)(*args, **kwargs)
+    call.__doc__ = f"Deprecated spelling of :meth:`{new}` (FutureWarning)."
+    call.renamed_to = new                               # read by the vocabulary test
+    return call
 
 
 # ---------------------------------------------------------- user functions
@@ -458,7 +531,8 @@ def _warn_nothing_loads(asm: Any, what: str) -> None:
 
 
 def check_arc_length(asm: Any, increment: Any, n_steps: Any, max_load_factor: Any, max_displacement: Any,
-                     newton: Any, max_cutbacks: Any, u0: Any, lam0: Any, psi: Any, dof_scale: Any) -> None:
+                     newton: Any, max_cutbacks: Any, u0: Any, load_factor0: Any, psi: Any,
+                     dof_scale: Any) -> None:
     """Arguments of :func:`~flexmb.analysis.arc_length.arc_length`."""
     what = "arc_length"
     _check_assembly(asm, what)
@@ -475,7 +549,7 @@ def check_arc_length(asm: Any, increment: Any, n_steps: Any, max_load_factor: An
     _check_newton(newton, what)
     integer(max_cutbacks, f"{what}: max_cutbacks", 0, MAX_CUTBACKS)
     _state_vector(asm, u0, f"{what}: u0")
-    real(lam0, f"{what}: lam0")
+    real(load_factor0, f"{what}: load_factor0")
     real(psi, f"{what}: psi (m/N)", low=0.0)
     if dof_scale is not None:
         scale = real_array(dof_scale, f"{what}: dof_scale")
@@ -488,14 +562,14 @@ def check_arc_length(asm: Any, increment: Any, n_steps: Any, max_load_factor: An
     _warn_loads_on_fixed_dofs(asm)
 
 
-def check_linear_buckling(asm: Any, n_modes: Any, u_pre: Any, load_factor_pre: Any, dense_limit: Any) -> None:
+def check_linear_buckling(asm: Any, n_modes: Any, u_pre: Any, load_factor: Any, dense_limit: Any) -> None:
     """Arguments of :func:`~flexmb.analysis.buckling.linear_buckling`."""
     what = "linear_buckling"
     _check_assembly(asm, what)
     _require_free_dofs(asm, what)
     integer(n_modes, f"{what}: n_modes", low=1)
     _state_vector(asm, u_pre, f"{what}: u_pre")
-    real(load_factor_pre, f"{what}: load_factor_pre")
+    real(load_factor, f"{what}: load_factor")
     integer(dense_limit, f"{what}: dense_limit", low=0)
     _warn_loads_on_fixed_dofs(asm)
 
@@ -514,7 +588,7 @@ def _check_assembly(asm: Any, what: str) -> None:
     """The Assembly must describe the model as it is now (it copies loads, masses, supports and
     the DOF layout when it is built)."""
     if not hasattr(asm, "dofs"):                # duck-typed: this module stays below the Assembly
-        raise ModelError(f"{what} needs the model's flexmb.Assembly (flexmb.Assembly(model)), got {asm!r:.80} "
+        raise ModelError(f"{what} needs a flexmb.Model or its flexmb.Assembly, got {asm!r:.80} "
                          f"({type(asm).__name__})")
     model = asm.model
     if asm.dofs.model_revision != model.revision:
@@ -524,9 +598,11 @@ def _check_assembly(asm: Any, what: str) -> None:
 
 
 def _check_newton(newton: Any, what: str) -> None:
-    from flexmb.integrators.newton import NewtonSettings
-
-    if newton is not None and not isinstance(newton, NewtonSettings):
+    # isinstance(newton, NewtonSettings) by the class's name: this module stays below flexmb.integrators
+    # (issue 30: no import circle), and a subclass still passes
+    is_settings = any(c.__name__ == "NewtonSettings" and c.__module__ == "flexmb.integrators.newton"
+                      for c in type(newton).__mro__)
+    if newton is not None and not is_settings:
         raise ModelError(f"{what}: newton must be a flexmb.NewtonSettings (e.g. NewtonSettings(residual_tol="
                          f"1e-8)) or None, got {_show(newton)} ({type(newton).__name__})")
 

@@ -2,6 +2,7 @@
 
     flexmb [--traceback] validate [CASE ...] [--quick] [--out DIR] [--report DIR] [--cases-dir DIR] [--jobs N]
     flexmb validate --list
+    flexmb --version
     flexmb info RESULT                       what a result file holds, and its run log
     flexmb render RESULT [--out FILE] [--step K | --steps A:B:C] [--color Q] [--cmap MAP] [--every N] [--fps F] [--force]
     flexmb plot RESULT QUANTITY [...] [--x Q] [--out FILE] [--force]
@@ -77,6 +78,16 @@ def _positive_float(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
     if not (math.isfinite(value) and value > 0):
         raise argparse.ArgumentTypeError(f"expected a positive finite number, got {text!r}")
+    return value
+
+
+def _glyph_scale(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0 (0 hides the point masses), got {text!r}") from None
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"expected a finite number >= 0 (0 hides the point masses), got {text!r}")
     return value
 
 
@@ -184,16 +195,46 @@ def _info(args: argparse.Namespace) -> int:
         print("  no steps: the file holds no state to plot, render or export")
     if layout is not None:
         print(f"  model: {layout.dim}D, {layout.n_nodes} nodes, {layout.n_dof} DOFs, "
-              f"{len(layout.point_masses)} point mass(es)")
+              f"{len(layout.point_masses) - len(layout.bodies)} point mass(es)"
+              + (f", {len(layout.bodies)} rigid bod{'y' if len(layout.bodies) == 1 else 'ies'}"
+                 if layout.bodies else ""))
         for i, g in enumerate(layout.groups):
             print(f"  group {i} {g.name!r}: {g.n_elements} {g.kind} element(s); outputs "
                   + ", ".join(f"{n} ({u})" for n, u in g.outputs.items()))
+        _print_mechanism(layout)
         for s in layout.sensors:                            # plotted by name: flexmb plot RESULT NAME
             parts = r.sensor_quantities(s.name)
             print(f"  sensor {s.name!r}: {s.quantity} ({r.label(parts[0]).rsplit('(', 1)[-1]}"
                   + (f", components {' '.join(parts)}" if len(parts) > 1 else ""))
     print(f"  cut-backs: {r.cutbacks}\nrun log:\n" + "\n".join("  " + line for line in r.format_log().splitlines()))
     return 0
+
+
+def _print_mechanism(layout) -> None:
+    """The rigid bodies, joints, force elements and damping of a result's model layout."""
+    from flexmb.model_forces import FORCE_ELEMENT_GROUPS
+
+    bodies = {b.node: b.name for b in layout.bodies}
+    for b in layout.bodies:
+        print(f"  body {b.name!r}: node {b.node}, mass {b.mass:.6g} kg, drawn as "
+              + ("the given shape" if b.given else "a link through its joint points"))
+
+    def side(node: int) -> str:
+        return "the ground" if node < 0 else f"body {bodies[node]!r}" if node in bodies else f"node {node}"
+
+    for name, kind, (a, b) in zip(layout.joints, layout.joint_kinds, layout.joint_sides):
+        print(f"  joint {name!r}: {kind}, {side(int(a))} to {side(int(b))}")
+    force_kinds = {cls.__name__ for cls in FORCE_ELEMENT_GROUPS}
+    for g in layout.groups:
+        if g.kind in force_kinds:
+            print(f"  force elements {g.name!r}: {g.n_elements} {g.kind}")
+    if layout.damping is None:
+        print("  damping: not recorded (a file written before flexmb recorded it)")
+        return
+    for name, what in layout.damping.items():
+        print(f"  damping of {name!r}: {what}")
+    if not layout.damping:
+        print("  damping: none")
 
 
 def _render(args: argparse.Namespace) -> int:
@@ -215,15 +256,17 @@ def _render(args: argparse.Namespace) -> int:
 
     size = args.size
     if animation:
-        scene.animate(r, out, every=args.every, fps=args.fps, color=args.color, window_size=size, cmap=args.cmap)
+        scene.animate(r, out, every=args.every, fps=args.fps, color=args.color, window_size=size, cmap=args.cmap,
+                      point_mass_scale=args.point_mass_scale)
     elif args.steps is not None:
         scene.render_sequence(r, out, _step_range(args.steps, r.n_steps), color=args.color, window_size=size,
-                              cmap=args.cmap)
+                              cmap=args.cmap, point_mass_scale=args.point_mass_scale)
     elif r.kind == "modes" and args.step is None:
         scene.render_modes(r, out, n=min(4, r.n_steps), scale=args.scale, window_size=size)
     else:
         step = -1 if args.step is None else _check_step("--step", args.step, r)
-        scene.render(r, out, step=step, color=args.color, window_size=size, scale=args.scale, cmap=args.cmap)
+        scene.render(r, out, step=step, color=args.color, window_size=size, scale=args.scale, cmap=args.cmap,
+                     point_mass_scale=args.point_mass_scale)
     print(f"wrote {out}")
     return 0
 
@@ -296,9 +339,13 @@ def _study(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------ the command
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``flexmb`` (its errors raise :class:`UsageError`)."""
+    from flexmb import __version__
+
     parser = _Parser(prog="flexmb", description="Flexible multibody dynamics with finite elements.")
     trace_help = (f"show the Python traceback of an error (also: environment variable {TRACEBACK_VARIABLE}=1)")
     parser.add_argument("--traceback", action="store_true", help=trace_help)
+    parser.add_argument("--version", action="version", version=f"flexmb {__version__}",
+                        help="print the version of flexmb and exit")
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--traceback", action="store_true", default=argparse.SUPPRESS, help=trace_help)
     writes = argparse.ArgumentParser(add_help=False)
@@ -338,6 +385,8 @@ def build_parser() -> argparse.ArgumentParser:
     ren.add_argument("--cmap", default=None, metavar="MAP",
                      help="colour map: diverging (symmetric about 0), sequential, or a matplotlib name (default: "
                           "diverging for element outputs of both signs, else sequential)")
+    ren.add_argument("--point-mass-scale", type=_glyph_scale, default=1.0, metavar="S",
+                     help="point-mass sphere size factor, 0 hides them (rigid bodies keep their shapes)")
     ren.add_argument("--every", type=_positive_int, default=1, metavar="N", help="animation: draw every N-th step")
     ren.add_argument("--fps", type=_positive_float, default=15.0, metavar="F", help="animation: frames per second")
     ren.add_argument("--scale", type=_positive_float, default=None, metavar="S",

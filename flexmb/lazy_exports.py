@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import pkgutil
 from collections.abc import Callable, Iterable, Mapping
 
 
@@ -19,9 +20,16 @@ def lazy_exports(package: str, providers: Mapping[str, Iterable[str]]
     ``providers`` maps a module (absolute name) to the public names it defines. Any other name
     that is a child module of the package is imported as the attribute (``fm.results`` without
     ``import flexmb.results``), as when the package imported its modules eagerly.
+
+    ``dir(package)`` lists the public API only: the provided names (and any other the package puts
+    in its ``__all__``), the public subpackages and the dunder attributes (``__version__``, ...);
+    the names the package's own code binds (``annotations``, ``lazy_exports``, private tables) and
+    its plain modules stay out of it (they remain importable attributes).
     """
     module_of = {name: module for module, names in providers.items() for name in names}
     namespace = importlib.import_module(package).__dict__
+    children = {child.name for child in pkgutil.iter_modules(namespace.get("__path__", []))
+                if child.ispkg and not child.name.startswith("_")}
 
     def __getattr__(name: str) -> object:
         if name in module_of:
@@ -34,6 +42,7 @@ def lazy_exports(package: str, providers: Mapping[str, Iterable[str]]
         return value
 
     def __dir__() -> list[str]:
-        return sorted(set(namespace) | set(module_of))
+        dunders = {name for name in namespace if name.startswith("__") and name.endswith("__")}
+        return sorted(dunders | set(module_of) | set(namespace.get("__all__", ())) | children)
 
     return __getattr__, __dir__, sorted(module_of)

@@ -38,6 +38,7 @@ from flexmb.checks import (CheckedFunction, FlexmbWarning, ModelError, evaluate_
 from flexmb.elements.base import ElementGroup
 from flexmb.elements.beam2d import Beam2D
 from flexmb.elements.beam3d import Beam3D
+from flexmb.elements.dof_names import ROTATION_NAMES, TRANSLATION_NAMES
 from flexmb.elements.shell3 import Shell3
 from flexmb.elements.truss import Truss
 from flexmb.io.shell_mesh import orientation
@@ -48,9 +49,6 @@ from flexmb.sensors import Sensor, make_sensor
 
 Value = Union[float, Callable[[float], float]]
 Vector = Union[Sequence[float], Callable[[float], Sequence[float]]]
-
-TRANSLATION_NAMES = {2: ("ux", "uy"), 3: ("ux", "uy", "uz")}
-ROTATION_NAMES = {2: ("rz",), 3: ("rx", "ry", "rz")}
 
 
 @dataclass
@@ -194,6 +192,9 @@ class Model(ForceElements):
     vector_loads: list[NodalVectorLoad] = field(default_factory=list, init=False)
     point_masses: list[tuple[int, float, float]] = field(default_factory=list, init=False)
     bodies: list[RigidBody] = field(default_factory=list, init=False)
+    #: drawn shapes given to rigid bodies, by body node (pictures and exports only)
+    body_shapes: dict[int, "flexmb.multibody.body_shapes.BodyShape"] = field(default_factory=dict, init=False,
+                                                                             repr=False)
     joints: list[Joint] = field(default_factory=list, init=False)
     ties: list[Tie] = field(default_factory=list, init=False)
     sensors: list[Sensor] = field(default_factory=list, init=False)
@@ -246,6 +247,7 @@ class Model(ForceElements):
     def _check_node(self, node: int, what: str) -> int:
         return node_index(node, self.n_nodes, what)
 
+    @keywords_listed
     def dof_names(self, rotations: bool) -> tuple[str, ...]:
         """DOF names of a node with or without rotational DOFs."""
         return TRANSLATION_NAMES[self.dim] + (ROTATION_NAMES[self.dim] if rotations else ())
@@ -611,7 +613,7 @@ class Model(ForceElements):
     # ------------------------------------------------------- bodies and joints
     @keywords_listed
     def add_rigid_body(self, position: Sequence[float], mass: float, inertia: float | Sequence,
-                       name: str | None = None) -> RigidBody:
+                       name: str | None = None, shape: object = None) -> RigidBody:
         """Add a rigid body with its centre of mass at ``position`` (dim,) in m, ``mass`` (kg)
         and ``inertia`` about the centre of mass: 2D J_z (kg m^2), 3D the tensor (3, 3) (or its
         diagonal (3,)) in the reference orientation; ``name`` for messages and joints (default
@@ -619,7 +621,14 @@ class Model(ForceElements):
         :class:`~flexmb.multibody.joints.RigidBody` (``body.node`` is its node).
 
         The inertia must be one a body can have: symmetric, principal moments non-negative and
-        each at most the sum of the other two (J1 <= J2 + J3, the triangle inequality)."""
+        each at most the sum of the other two (J1 <= J2 + J3, the triangle inequality).
+
+        ``shape``: how pictures and exports draw the body, a surface in body axes (m, from the
+        centre of mass, along the global axes in the reference configuration): a file name of a
+        surface mesh meshio reads (.stl, .obj, .vtk, ...), a pyvista surface, a meshio mesh, or
+        ``(points, faces)`` (points (n, 3), in 2D also (n, 2); faces: point-index lists); None: a
+        link through its joint points, as wide as its inertia says
+        (:mod:`flexmb.multibody.body_shapes`)."""
         name = item_name(name, f"body {len(self.bodies)}", "add_rigid_body")
         what = f"rigid body {name!r}"
         position = real_array(position, f"{what}: position (m)", (self.dim,))
@@ -628,7 +637,12 @@ class Model(ForceElements):
                              "finite number > 0")
         mass = float(mass)
         J = _inertia(inertia, self.dim, what)
+        from flexmb.multibody.body_shapes import user_shape
+
+        drawn = None if shape is None else user_shape(shape, what)
         body = RigidBody(name, self.add_node(position), mass, J)
+        if drawn is not None:
+            self.body_shapes[body.node] = drawn
         self.bodies.append(body)
         return body
 
@@ -654,12 +668,12 @@ class Model(ForceElements):
         spatial rotation (rotation vector DOFs); it must not carry other rotary inertia (a rigid body
         or a beam's rho_I there): connect those through a joint or a tie.
         Returns the body's element group (a :class:`~flexmb.cms.floating_frame.ModalBody`)."""
-        from flexmb.cms.floating_frame import ModalBody
-        from flexmb.cms.modal_body import ModalBodyData
+        from flexmb.elements.floating_frame import ModalBody
+        from flexmb.elements.modal_body_data import ModalBodyArrays
 
         name = name or f"modal body {sum(type(g).__name__ == 'ModalBody' for g in self.groups)}"
         what = f"modal body {name!r}"
-        if not isinstance(data, ModalBodyData):
+        if not isinstance(data, ModalBodyArrays):
             raise ModelError(f"{what}: data must be a ModalBodyData (flexmb.cms.ModalBodyData.from_model), got "
                              f"{type(data).__name__}")
         if data.dim != self.dim:
@@ -777,7 +791,7 @@ class Model(ForceElements):
         with rotations (a beam or rigid body there) welded to it (3D: for rotations of the node relative
         to the body frame below 90 degrees). Default name: ``tie of node 7 to modal body 'arm' node 20``;
         ``name`` replaces it."""
-        from flexmb.cms.floating_frame import ModalBody
+        from flexmb.elements.floating_frame import ModalBody
 
         node = self._check_node(node, "tie")
         if not isinstance(body, ModalBody) or not any(g is body for g in self.groups):

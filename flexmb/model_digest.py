@@ -24,8 +24,9 @@ from typing import Any
 
 import numpy as np
 
-#: model attributes that are not its mechanical data: outputs, bookkeeping, the group index map
-_NOT_DATA = {"sensors", "revision", "force_groups"}
+#: model attributes that are not its mechanical data: outputs, bookkeeping, the group index map,
+#: the bodies' drawn shapes
+_NOT_DATA = {"sensors", "revision", "force_groups", "body_shapes"}
 #: attributes of the parts' objects that do not change the mechanics (drawn sections)
 _NOT_MECHANICS = {"section_shape"}
 #: how the parts are named in messages

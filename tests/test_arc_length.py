@@ -175,7 +175,7 @@ def test_continues_a_load_control_path_from_its_last_state():
     lam_lim = limit_point()[1] / P_REF
     start = fm.load_control(asm, [0.6 * lam_lim])
     path = fm.arc_length(asm, 0.05, n_steps=100, max_load_factor=1.2 * lam_lim,
-                         u0=start.u[-1], lam0=start.load_factors[-1])
+                         u0=start.u[-1], load_factor0=start.load_factors[-1])
     v, lam = deflections(path, iv), np.array(path.load_factors)
     assert_on_truss_curve(v, lam)
     assert lam[0] > 0.6 * lam_lim and v[0] > -start.u[-1][iv], "the first step must load further"

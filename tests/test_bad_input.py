@@ -413,8 +413,8 @@ case(g, "arc-length-dof-scale-shape", lambda: fm.arc_length(loaded_beam(), 0.1, 
      ModelError, "arc_length", "dof_scale", "(9,)", "(3,)")
 case(g, "arc-length-u0-nan", lambda: fm.arc_length(loaded_beam(), 0.1, u0=np.full(9, nan)), ModelError,
      "arc_length", "u0", "nan")
-case(g, "buckling-pre-load-nan", lambda: fm.linear_buckling(loaded_beam(), load_factor_pre=nan), ModelError,
-     "linear_buckling", "load_factor_pre", "nan")
+case(g, "buckling-pre-load-nan", lambda: fm.linear_buckling(loaded_beam(), load_factor=nan), ModelError,
+     "linear_buckling", "load_factor", "nan")
 case(g, "buckling-u-pre-inf", lambda: fm.linear_buckling(loaded_beam(), u_pre=np.full(9, inf)), ModelError,
      "linear_buckling", "u_pre", "inf")
 case(g, "initial-state-t0-nan", lambda: fm.consistent_initial_state(fm.Assembly(pendulum()), t0=nan),
@@ -909,8 +909,8 @@ case(g, "modes-without-mass", lambda: fm.natural_modes(with_(model2d(), lambda m
 case(g, "buckling-without-load", lambda: fm.linear_buckling(beam()), ModelError, "linear_buckling", "no load")
 case(g, "arc-length-without-load", lambda: fm.arc_length(beam(), 0.1), ModelError, "arc_length",
      "reference load", "zero")
-case(g, "initial-state-of-a-model", lambda: fm.consistent_initial_state(pendulum()), ModelError,
-     "consistent_initial_state", "flexmb.Assembly", "(Model)")
+case(g, "initial-state-of-a-string", lambda: fm.consistent_initial_state("pendulum"), ModelError,
+     "consistent_initial_state", "flexmb.Assembly", "(str)")
 case(g, "linearize-u-shape", lambda: fm.linearize(beam(), u=np.zeros(3)), ModelError, "linearize", "(9,)",
      "(3,)")
 

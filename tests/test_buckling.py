@@ -172,11 +172,11 @@ def test_pre_loaded_column_has_the_same_critical_load(kind):
     reference = linear_buckling(model)
     for lam_p in (0.5, 0.9 * reference.critical):
         u_pre = flexmb.load_control(model, [lam_p]).u[-1]
-        pre = linear_buckling(model, u_pre=u_pre, load_factor_pre=lam_p)
+        pre = linear_buckling(model, u_pre=u_pre, load_factor=lam_p)
         miss = _miss(pre.critical, reference.critical)
         assert abs(miss) < 1e-4, (f"{kind}: P_cr from the state pre-loaded to {lam_p:.4g} is {pre.critical:.8g}, "
                                   f"from the reference state {reference.critical:.8g} ({miss:+.2e})")
-        assert pre.load_factor_pre == lam_p
+        assert pre.load_factor == lam_p
         np.testing.assert_array_equal(pre.u_pre, u_pre)
 
 
@@ -206,7 +206,7 @@ def test_load_on_supported_dofs_only_is_refused():
 def test_wrong_pre_load_state_shape_is_refused():
     model, _, _ = _column3d()
     with pytest.raises(flexmb.ModelError, match=r"u_pre must have shape"):
-        linear_buckling(model, u_pre=np.zeros(5), load_factor_pre=0.5)
+        linear_buckling(model, u_pre=np.zeros(5), load_factor=0.5)
 
 
 def _unsupported(model: flexmb.Model) -> flexmb.Model:

@@ -42,10 +42,10 @@ def relative_errors(cms_values: np.ndarray, full_values: np.ndarray) -> np.ndarr
 def test_compatibility_S_T_is_zero_for_every_kind():
     model = split_beam()
     comps = components_from_groups(model, by_group(model))
-    for bases in ([free_interface(c, n_modes=2) for c in comps], [craig_bampton(c, n_modes=2) for c in comps],
-                  [free_interface(c, n_modes=2, residual=False) for c in comps],
-                  [free_interface(comps[0], n_modes=2), craig_bampton(comps[1], n_modes=2),
-                   free_interface(comps[2], n_modes=3), craig_bampton(comps[3], n_modes=1)]):
+    for bases in ([free_interface(c, n_elastic_modes=2) for c in comps], [craig_bampton(c, n_modes=2) for c in comps],
+                  [free_interface(c, n_elastic_modes=2, residual=False) for c in comps],
+                  [free_interface(comps[0], n_elastic_modes=2), craig_bampton(comps[1], n_modes=2),
+                   free_interface(comps[2], n_elastic_modes=3), craig_bampton(comps[3], n_modes=1)]):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             cms = synthesize(bases)
@@ -64,7 +64,7 @@ def test_free_interface_upper_bound_and_convergence():
     comps = components_from_groups(model, by_group(model))
     previous = None
     for n_modes in (1, 2, 3, 5):
-        values = synthesize([free_interface(c, n_modes=n_modes) for c in comps]).modes(8).eigenvalues
+        values = synthesize([free_interface(c, n_elastic_modes=n_modes) for c in comps]).modes(8).eigenvalues
         err = relative_errors(values, full)
         # Rayleigh-Ritz: upper bounds (round-off of the eigen solvers about 1e-11)
         assert np.all(err > -1e-9), f"{n_modes} modes: CMS below the full FE eigenvalues by {err.min():.2e}"
@@ -92,7 +92,7 @@ def test_recovered_modes_match_full_modes():
     model = split_beam()
     full = fm.natural_modes(model, 5)
     comps = components_from_groups(model, by_group(model))
-    modes = synthesize([free_interface(c, n_modes=3) for c in comps]).modes(5)
+    modes = synthesize([free_interface(c, n_elastic_modes=3) for c in comps]).modes(5)
     recovered = modes.full_modes()
     assert recovered.shape == full.modes.shape
     asm = fm.Assembly(model)
@@ -113,14 +113,14 @@ def test_recovered_modes_match_full_modes():
 def test_free_free_split_beam_2d_has_three_rigid_modes(mass):
     model = split_beam(clamped=False, mass=mass)
     comps = components_from_groups(model, by_group(model))
-    modes = synthesize([free_interface(c, n_modes=3) for c in comps]).modes(8)
+    modes = synthesize([free_interface(c, n_elastic_modes=3) for c in comps]).modes(8)
     assert modes.rigid.sum() == 3 and np.all(modes.eigenvalues[:3] == 0.0)
     full = fm.natural_modes(model, 8).eigenvalues
     err = relative_errors(modes.eigenvalues[3:], full[3:])
     assert np.all(err > -1e-9) and err[:3].max() < 1e-5, f"elastic free-free modes off by {err}"
     # every rigid mode is a rigid motion: no strain energy
     assert np.allclose(modes.vectors[:, :3].T @ synthesize(
-        [free_interface(c, n_modes=3) for c in comps]).K @ modes.vectors[:, :3], 0.0, atol=1e-6 * full[3])
+        [free_interface(c, n_elastic_modes=3) for c in comps]).K @ modes.vectors[:, :3], 0.0, atol=1e-6 * full[3])
 
 
 def frame_3d(clamped: bool = True) -> fm.Model:
@@ -149,7 +149,7 @@ def test_3d_frame_split_into_components():
     comps = components_from_groups(model, {"left": ["left"], "right": ["right"], "girder": ["girder"]})
     assert [c.interface_nodes.tolist() for c in comps] == [[4], [9], [4, 9]]
     assert comps[0].grounded.size == 6 and comps[2].grounded.size == 0
-    modes = synthesize([free_interface(c, n_modes=6) for c in comps]).modes(6)
+    modes = synthesize([free_interface(c, n_elastic_modes=6) for c in comps]).modes(6)
     err = relative_errors(modes.eigenvalues, full.eigenvalues)
     assert np.all(err > -1e-9) and err.max() < 1e-6, f"3D frame modes off by {err}"
     recovered = modes.full_modes()
@@ -160,7 +160,7 @@ def test_3d_frame_split_into_components():
 def test_free_free_3d_frame_has_six_rigid_modes():
     model = frame_3d(clamped=False)
     comps = components_from_groups(model, {"left": ["left"], "right": ["right"], "girder": ["girder"]})
-    modes = synthesize([free_interface(c, n_modes=4) for c in comps]).modes(9)
+    modes = synthesize([free_interface(c, n_elastic_modes=4) for c in comps]).modes(9)
     assert modes.rigid.sum() == 6 and np.all(modes.eigenvalues[:6] == 0.0) and modes.eigenvalues[6] > 0.0
     full = fm.natural_modes(model, 9).eigenvalues
     err = relative_errors(modes.eigenvalues[6:], full[6:])
@@ -188,8 +188,8 @@ def test_truss_meets_beam_couples_translations_only():
     full = fm.natural_modes(m, 5).eigenvalues
     # the braces have no interior DOF (Guyan = exact) and, free, are a mechanism (a hinge at the anchor)
     with pytest.raises(fm.ModelError, match="component 'braces'.*mechanism"):
-        free_interface(truss, n_modes=1)
-    values = synthesize([free_interface(beam, n_modes=4), craig_bampton(truss, n_modes=0)]).modes(5).eigenvalues
+        free_interface(truss, n_elastic_modes=1)
+    values = synthesize([free_interface(beam, n_elastic_modes=4), craig_bampton(truss, n_modes=0)]).modes(5).eigenvalues
     err = relative_errors(values, full)
     # mode 5 moves the braces' own (consistent) mass, which the Guyan braces only approximate
     assert np.all(err > -1e-9) and err[:4].max() < 1e-4, f"braced column modes off by {err}"
@@ -201,7 +201,7 @@ def test_supported_node_shared_by_two_components_is_grounded_once():
     model.fix(6, ["ux", "uy"])
     comps = components_from_groups(model, by_group(model))
     assert comps[0].grounded.size == 5 and comps[1].grounded.size == 2
-    cms = synthesize([free_interface(c, n_modes=4) for c in comps])
+    cms = synthesize([free_interface(c, n_elastic_modes=4) for c in comps])
     assert cms.S.shape[0] == 3 + 3 + 2            # junction pairs, clamp, middle support once
     err = relative_errors(cms.modes(4).eigenvalues, fm.natural_modes(model, 4).eigenvalues)
     assert np.all(err > -1e-9) and err.max() < 1e-6, f"two-span beam modes off by {err}"
@@ -213,7 +213,7 @@ def test_point_mass_goes_to_the_first_component_holding_the_node():
     model.add_point_mass(10, 0.3)
     comps = components_from_groups(model, by_group(model))
     assert [len(c.model.point_masses) for c in comps] == [1, 1]
-    err = relative_errors(synthesize([free_interface(c, n_modes=4) for c in comps]).modes(4).eigenvalues,
+    err = relative_errors(synthesize([free_interface(c, n_elastic_modes=4) for c in comps]).modes(4).eigenvalues,
                           fm.natural_modes(model, 4).eigenvalues)
     assert np.all(err > -1e-9) and err.max() < 1e-6, f"beam with point masses off by {err}"
 
@@ -235,8 +235,8 @@ def test_component_from_model_with_explicit_node_mapping():
     with pytest.raises(fm.ModelError, match="node 3 is not in component 'tip'"):
         halves[1].local_dof(3, "uy")
     from_groups = components_from_groups(parent, by_group(parent))
-    a = synthesize([free_interface(c, n_modes=3) for c in halves]).modes(5)
-    b = synthesize([free_interface(c, n_modes=3) for c in from_groups]).modes(5)
+    a = synthesize([free_interface(c, n_elastic_modes=3) for c in halves]).modes(5)
+    b = synthesize([free_interface(c, n_elastic_modes=3) for c in from_groups]).modes(5)
     assert np.allclose(a.eigenvalues, b.eigenvalues, rtol=1e-10)
     assert np.allclose(np.abs(a.full_modes()), np.abs(b.full_modes()), atol=1e-8 * np.abs(b.full_modes()).max())
 
@@ -249,7 +249,7 @@ def test_stand_alone_components_without_parent_synthesise_but_cannot_recover():
         sub.add_beam2d(np.c_[np.arange(5), np.arange(1, 6)], E * AREA, E * INERTIA, RHO * AREA, RHO * INERTIA,
                        mass="consistent")
         subs.append(Component.from_model(sub, [5 * (1 - k)], name=f"part {k}", nodes=np.arange(5 * k, 5 * k + 6)))
-    cms = synthesize([free_interface(c, n_modes=3) for c in subs])
+    cms = synthesize([free_interface(c, n_elastic_modes=3) for c in subs])
     modes = cms.modes(6)
     assert modes.rigid.sum() == 3
     with pytest.raises(fm.ModelError, match="no model to recover"):
@@ -267,16 +267,16 @@ def test_orthonormal_basis_drops_a_repeated_column():
 def test_reduced_basis_sizes_and_cutoff():
     model = split_beam()
     comp = components_from_groups(model, by_group(model))[1]
-    full = free_interface(comp, n_modes=6)
+    full = free_interface(comp, n_elastic_modes=6)
     assert isinstance(full, ReducedBasis) and full.n_rigid == 3 and full.size == 9
     assert full.residual_flexibility.shape == (comp.n_dof, comp.interface_dofs.size)
     phi = full.vectors
     assert np.allclose(phi.T @ (comp.M @ phi), np.eye(9), atol=1e-10)
     cut = 0.5 * (full.frequencies_hz[5] + full.frequencies_hz[6])      # between elastic modes 3 and 4
     assert free_interface(comp, cutoff_hz=cut).size == 3 + 3
-    assert free_interface(comp, n_modes=2, cutoff_hz=cut).size == 3 + 2
+    assert free_interface(comp, n_elastic_modes=2, cutoff_hz=cut).size == 3 + 2
     # the residual flexibility is what the kept modes miss: zero when all modes are kept
-    every = free_interface(comp, n_modes=comp.n_dof - 3)
+    every = free_interface(comp, n_elastic_modes=comp.n_dof - 3)
     assert np.abs(every.residual_flexibility).max() < 1e-9 * np.abs(full.residual_flexibility).max()
 
 
@@ -286,7 +286,7 @@ def test_all_modes_kept_everywhere_make_the_synthesis_exact():
     with the BLAS kernel): the synthesis is then exact, the full model's frequencies to round-off."""
     model = split_beam(parts=2, per_part=2)
     comps = components_from_groups(model, by_group(model))
-    cms = synthesize([free_interface(c, n_modes=c.n_dof - 3) for c in comps])
+    cms = synthesize([free_interface(c, n_elastic_modes=c.n_dof - 3) for c in comps])
     full = fm.natural_modes(model, 5)
     np.testing.assert_allclose(cms.modes(5).frequencies_hz, full.frequencies_hz, rtol=1e-9)
 
@@ -319,14 +319,14 @@ def test_bad_component_requests():
     comp = components_from_groups(model, by_group(model))[2]
     with pytest.raises(fm.ModelError, match="component 'c2': 40 elastic free-interface modes requested, "
                                             "the component has only 15"):
-        free_interface(comp, n_modes=40)
+        free_interface(comp, n_elastic_modes=40)
     with pytest.raises(fm.ModelError, match="component 'c2': no elastic free-interface mode below the cut-off"):
         free_interface(comp, cutoff_hz=1.0)
     with pytest.raises(fm.ModelError, match="component 'c2': no fixed-interface mode below the cut-off"):
         craig_bampton(comp, cutoff_hz=1.0)
     with pytest.raises(fm.ModelError, match="component 'c2': 13 fixed-interface modes requested, .* only 12"):
         craig_bampton(comp, n_modes=13)
-    with pytest.raises(fm.ModelError, match="component 'c2': give n_modes"):
+    with pytest.raises(fm.ModelError, match="component 'c2': give n_elastic_modes"):
         free_interface(comp)
     with pytest.raises(fm.ModelError, match="node 0 is not in component 'c2'"):
         comp.local_node(0)
@@ -340,12 +340,12 @@ def test_bad_interfaces_and_synthesis_requests():
     comps = components_from_groups(model, by_group(model))
     free_free = components_from_groups(split_beam(clamped=False), by_group(model))
     with pytest.raises(fm.ModelError, match="different parent models"):
-        synthesize([free_interface(comps[0], n_modes=1), free_interface(free_free[1], n_modes=1)])
+        synthesize([free_interface(comps[0], n_elastic_modes=1), free_interface(free_free[1], n_elastic_modes=1)])
     with pytest.raises(fm.ModelError, match="'c0' appears twice"):
-        synthesize([free_interface(comps[0], n_modes=1), free_interface(comps[0], n_modes=2)])
+        synthesize([free_interface(comps[0], n_elastic_modes=1), free_interface(comps[0], n_elastic_modes=2)])
     with pytest.raises(fm.ModelError, match="non-empty list of ReducedBasis"):
         synthesize([])
-    cms = synthesize([free_interface(c, n_modes=1) for c in comps])
+    cms = synthesize([free_interface(c, n_elastic_modes=1) for c in comps])
     assert isinstance(cms, CmsModel)
     with pytest.raises(fm.ModelError, match="from 1 to the reduced size 16"):
         cms.modes(17)
@@ -362,7 +362,7 @@ def test_bad_interfaces_and_synthesis_requests():
         parts.append(Component.from_model(sub, [1] if k == 0 else [], name=f"p{k}", nodes=[k, k + 1]))
     with pytest.raises(fm.ModelError, match="node 1 is in components 'p0' and 'p1' but is not an interface node "
                                             "of 'p1'"):
-        synthesize([free_interface(c, n_modes=1) for c in parts])
+        synthesize([free_interface(c, n_elastic_modes=1) for c in parts])
 
 
 def test_craig_bampton_needs_a_holding_interface():
@@ -373,7 +373,7 @@ def test_craig_bampton_needs_a_holding_interface():
     comp = Component.from_model(m, [0], name="triangle")
     with pytest.raises(fm.ModelError, match="component 'triangle': its interface DOFs do not hold it"):
         craig_bampton(comp, n_modes=1)
-    assert free_interface(comp, n_modes=3).n_rigid == 3 and n.size == 3
+    assert free_interface(comp, n_elastic_modes=3).n_rigid == 3 and n.size == 3
 
 
 def test_mechanism_is_named():
@@ -381,14 +381,14 @@ def test_mechanism_is_named():
     m.add_nodes([[0.0, 0.0], [1.0, 0.0], [2.0, 0.0]])
     m.add_truss([[0, 1], [1, 2]], 1e6, 1.0)                  # a straight two-bar chain: node 1 swings
     with pytest.raises(fm.ModelError, match="component 'chain'.*mechanism"):
-        free_interface(Component.from_model(m, [0], name="chain"), n_modes=1)
+        free_interface(Component.from_model(m, [0], name="chain"), n_elastic_modes=1)
 
 
 @pytest.mark.parametrize("mass", ["consistent", "lumped"])
 def test_sparse_eigen_path_matches_the_dense_one(mass):
     model = split_beam(parts=2, per_part=20, mass=mass)
     comp = components_from_groups(model, by_group(model))[1]
-    for reduce, request in ((free_interface, dict(n_modes=4)), (free_interface, dict(cutoff_hz=500.0)),
+    for reduce, request in ((free_interface, dict(n_elastic_modes=4)), (free_interface, dict(cutoff_hz=500.0)),
                             (craig_bampton, dict(n_modes=4)), (craig_bampton, dict(cutoff_hz=3000.0))):
         dense, sparse = reduce(comp, **request), reduce(comp, dense_limit=0, **request)
         assert dense.size == sparse.size and dense.n_rigid == sparse.n_rigid
@@ -401,7 +401,7 @@ def test_sparse_eigen_path_matches_the_dense_one(mass):
 
 def test_cms_modes_save_as_a_mode_result(tmp_path):
     model = split_beam()
-    modes = synthesize([free_interface(c, n_modes=2) for c in components_from_groups(model, by_group(model))]
+    modes = synthesize([free_interface(c, n_elastic_modes=2) for c in components_from_groups(model, by_group(model))]
                        ).modes(3)
     path = modes.save(tmp_path / "cms.h5")
     loaded = fm.load_result(path)

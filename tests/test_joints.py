@@ -226,13 +226,14 @@ def test_buckling_with_joints_is_refused_clearly():
         fm.linear_buckling(m)
 
 
-def test_readme_multibody_example_runs():
-    """The slider-crank of the README: joints hold, energy balance with the motor's work."""
+def test_docs_multibody_example_runs():
+    """The slider-crank of the documentation's bodies-and-joints chapter: joints hold, energy balance
+    with the motor's work."""
     from pathlib import Path
-    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    text = (Path(__file__).resolve().parents[1] / "docs" / "bodies-joints.md").read_text()
     block = next(b for b in text.split("```python\n")[1:] if 'force, moment = h.joint_reaction(' in b).split("```")[0]
     namespace: dict = {"fm": fm, "np": np}
-    exec(compile(block, "README multibody example", "exec"), namespace)
+    exec(compile(block, "docs/bodies-joints.md multibody example", "exec"), namespace)
     h = namespace["h"]
     assert max(h.constraint_residual) < 1e-12
     assert np.abs(h.total_energy - h.total_energy[0]).max() < 1e-8 * max(h.kinetic)

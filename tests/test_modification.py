@@ -39,7 +39,7 @@ def full():
 @pytest.fixture(scope="module")
 def cms():
     comps = components_from_groups(cantilever(), {f"c{j + 1}": [g] for j, g in enumerate(QUARTERS)})
-    return synthesize([free_interface(c, n_modes=3) for c in comps])
+    return synthesize([free_interface(c, n_elastic_modes=3) for c in comps])
 
 
 def test_density_change_of_one_component_equals_cms_reanalysis(cms) -> None:

@@ -1,6 +1,7 @@
-"""Every ```python block of README.md runs, and prints what its comments say.
+"""Every ```python block of README.md and of the documentation's Markdown pages (docs/*.md) runs,
+and prints what its comments say.
 
-The README's blocks follow two rules, which this test enforces:
+The blocks follow two rules, which this test enforces:
 
 * A block is self-contained: it has its own imports and model and runs in a fresh namespace,
   in an empty working folder holding a copy of the repository's ``meshes/`` (as when run from
@@ -11,8 +12,8 @@ The README's blocks follow two rules, which this test enforces:
   What follows the printed line in the comment is explanation, e.g.
   ``print(f"{err:.1e}")   # < 1e-10  (Newton's tolerance)``.
 
-The ```bash block right after the results block runs too: its ``flexmb`` commands act on the
-``run.h5`` that block writes.
+The ```bash block right after the results block (docs/results.md) runs too: its ``flexmb``
+commands act on the ``run.h5`` that block writes.
 """
 from __future__ import annotations
 
@@ -28,26 +29,32 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-README = (REPO / "README.md").read_text(encoding="utf-8")
-FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
+#: the Markdown files whose blocks run: the README and the documentation's pages (the build's
+#: output and the generated gallery are not sources)
+SOURCES = [REPO / "README.md"] + sorted((REPO / "docs").glob("*.md"))
+#: a fenced block: its language (or MyST directive, "{include}") and its text
+FENCE = re.compile(r"^```(\w*|\{[\w-]+\}[^\n]*)\n(.*?)^```", re.S | re.M)
 NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 #: a printed line, and a comment, as chunks: numbers (in a comment with a bound) and the text between
 PRINTED = re.compile(rf"(?P<number>{NUMBER})|(?P<text>[^\d+\-.]+|.)")
 COMMENT = re.compile(rf"(?P<bound>[<>])?\s*(?P<number>{NUMBER})|(?P<text>[^\d<>+\-.]+|.)")
 
 
-def blocks(language: str) -> list[tuple[str, int, str]]:
-    """(title of the section, line number in README.md, code) of every block in ``language``."""
+def blocks(language: str, path: Path) -> list[tuple[str, int, str]]:
+    """(title of the section, line number in the file, code) of every block in ``language``."""
+    text = path.read_text(encoding="utf-8")
     found = []
-    for match in FENCE.finditer(README):
+    for match in FENCE.finditer(text):
         if match.group(1) == language:
-            line = README.count("\n", 0, match.start()) + 2
-            headings = re.findall(r"^#+ (.+)$", FENCE.sub("", README[:match.start()]), re.M)
+            line = text.count("\n", 0, match.start()) + 2
+            headings = re.findall(r"^#+ (.+)$", FENCE.sub("", text[:match.start()]), re.M)
             found.append((headings[-1] if headings else "top", line, match.group(2)))
     return found
 
 
-PYTHON_BLOCKS = blocks("python")
+#: (file relative to the repository, section title, line, code) of every python block
+PYTHON_BLOCKS = [(path.relative_to(REPO).as_posix(), title, line, code)
+                 for path in SOURCES for title, line, code in blocks("python", path)]
 
 
 def chunks(text: str, pattern: re.Pattern) -> list[tuple[str, str]]:
@@ -105,7 +112,7 @@ def print_comments(code: str) -> list[tuple[int, str | None]]:
 
 @pytest.fixture
 def readme_folder(tmp_path, monkeypatch) -> Path:
-    """An empty working folder with a copy of meshes/, as the README's blocks expect."""
+    """An empty working folder with a copy of meshes/, as the blocks expect."""
     shutil.copytree(REPO / "meshes", tmp_path / "meshes")
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("FLEXMB_PROGRESS", "0")
@@ -129,27 +136,29 @@ def run_block(code: str, where: str) -> None:
 
 
 def test_every_block_shows_what_it_computes():
-    assert len(PYTHON_BLOCKS) >= 5
-    for title, line, code in PYTHON_BLOCKS:
-        assert "print(" in code, f"README.md block at line {line} ({title}) prints nothing to check"
+    assert len(SOURCES) >= 10, "the documentation's Markdown pages are missing"
+    assert len(PYTHON_BLOCKS) >= 20
+    assert any(name == "README.md" for name, *_ in PYTHON_BLOCKS), "the README shows no example"
+    for name, title, line, code in PYTHON_BLOCKS:
+        assert "print(" in code, f"{name} block at line {line} ({title}) prints nothing to check"
 
 
-@pytest.mark.parametrize("title, line, code", PYTHON_BLOCKS,
-                         ids=[f"line{line}-{re.sub(r'[^a-z]+', '-', title.lower()).strip('-')}"
-                              for title, line, _ in PYTHON_BLOCKS])
-def test_python_block(title, line, code, readme_folder):
-    run_block(code, f"README.md block at line {line} ({title})")
+@pytest.mark.parametrize("name, title, line, code", PYTHON_BLOCKS,
+                         ids=[f"{Path(name).stem}-line{line}-{re.sub(r'[^a-z]+', '-', title.lower()).strip('-')}"
+                              for name, title, line, _ in PYTHON_BLOCKS])
+def test_python_block(name, title, line, code, readme_folder):
+    run_block(code, f"{name} block at line {line} ({title})")
 
 
 def test_results_block_and_its_commands(readme_folder, capsys):
     """The results block writes run.h5; the flexmb commands shown after it work on that file."""
     from flexmb.cli import main
 
-    writers = [block for block in PYTHON_BLOCKS if 'save_to="run.h5"' in block[2]]
+    writers = [block for block in PYTHON_BLOCKS if 'save_to="run.h5"' in block[3]]
     assert len(writers) == 1, "one block writes run.h5"
-    title, line, code = writers[0]
-    run_block(code, f"README.md block at line {line} ({title})")
-    fences = list(FENCE.finditer(README))
+    name, title, line, code = writers[0]
+    run_block(code, f"{name} block at line {line} ({title})")
+    fences = list(FENCE.finditer((REPO / name).read_text(encoding="utf-8")))
     following = [fences[i + 1] for i, m in enumerate(fences[:-1]) if m.group(2) == code]
     commands = following[0] if following else None
     assert commands and commands.group(1) == "bash", "a ```bash block of flexmb commands follows the results block"

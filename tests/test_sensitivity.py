@@ -94,7 +94,7 @@ def full():
 def cms():
     model, _, _ = portal(ground_truss=False)
     comps = components_from_groups(model, COMPONENTS)
-    return synthesize([free_interface(c, n_modes=KEPT[c.name]) for c in comps])
+    return synthesize([free_interface(c, n_elastic_modes=KEPT[c.name]) for c in comps])
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)

@@ -86,10 +86,10 @@ def run(quick: bool = False) -> CaseReport:
     # free-interface + residual flexibility, 1 ... 5 elastic modes per component
     errors, sizes = {}, {}
     for kept in range(1, 6):
-        cms = synthesize([free_interface(c, n_modes=kept) for c in components])
+        cms = synthesize([free_interface(c, n_elastic_modes=kept) for c in components])
         errors[kept] = cms.modes(5).frequencies_hz / f_full - 1.0
         sizes[kept] = cms.size
-    main_cms = synthesize([free_interface(c, n_modes=KEPT_MODES) for c in components])
+    main_cms = synthesize([free_interface(c, n_elastic_modes=KEPT_MODES) for c in components])
     main_modes = main_cms.modes(5)
     for k in range(5):
         report.add(Check.close(f"mode {k + 1} frequency (Hz), free-interface + residual, {KEPT_MODES} modes "
@@ -123,7 +123,7 @@ def run(quick: bool = False) -> CaseReport:
         free_model = build(per, dim, clamped=False)
         n_show = expected + 3
         free_full = fm.natural_modes(free_model, n_show + (3 if dim == 3 else 0))
-        free_modes = synthesize([free_interface(c, n_modes=KEPT_MODES + (3 if dim == 3 else 0))
+        free_modes = synthesize([free_interface(c, n_elastic_modes=KEPT_MODES + (3 if dim == 3 else 0))
                                  for c in split(free_model)]).modes(n_show)
         report.add(Check.close(f"{dim}D free-free split beam: rigid-body modes", int(free_modes.rigid.sum()),
                                expected, 0.0, f"exact: {expected} rigid motions in {dim}D"))

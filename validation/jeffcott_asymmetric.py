@@ -112,7 +112,7 @@ def run(quick: bool = False) -> CaseReport:
                              "unstable exactly for wx < Omega < wy (exact)"))
     report.add(Check.at_most("max |s - s_exact| / wy over the sweep", worst, SWEEP_BOUND, SRC))
     diagram = fm.campbell(rotor, CAMPBELL_SPEEDS[::4] if quick else CAMPBELL_SPEEDS, n_modes=2,
-                          spin_axis=None, centre=(0.0, 0.0))
+                          spin=(None, (0.0, 0.0)))
     report.n_dof = fm.Assembly(rotor(0.0)).n_dof
     report.n_steps = speeds.size + 1 + len(diagram.speeds)
     report.info.update({"w_x_rad_s": W_X, "w_y_rad_s": W_Y, "mass_kg": MASS, "sweep": sweep,

@@ -93,12 +93,12 @@ def run(quick: bool = False) -> CaseReport:
     asm = fm.Assembly(model)
     modes = natural_modes(asm, 10)
     comps = components_from_groups(model, {q: [q] for q in QUARTERS})
-    cms = synthesize([free_interface(c, n_modes=KEPT_MODES) for c in comps])
+    cms = synthesize([free_interface(c, n_elastic_modes=KEPT_MODES) for c in comps])
     report = CaseReport(CASE, n_dof=asm.n_dof, n_steps=1)
 
     # forward: density (exact) and stiffness (close) changes of one quarter
     forward_comps = components_from_groups(build(FORWARD_ELEMENTS), {q: [q] for q in QUARTERS})
-    forward_cms = synthesize([free_interface(c, n_modes=KEPT_MODES) for c in forward_comps])
+    forward_cms = synthesize([free_interface(c, n_elastic_modes=KEPT_MODES) for c in forward_comps])
     forward = {}
     for label, change in (("rho q2 x 1.8", {density_scale("q2"): 0.8}), ("E q1 x 1.5", {stiffness_scale("q1"): 0.5})):
         predicted = forward_modification(forward_cms, change, n_modes=5)

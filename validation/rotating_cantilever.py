@@ -118,7 +118,7 @@ def flap_lag(speed: float) -> tuple[np.ndarray, np.ndarray]:
     modes = fm.linearize(asm, u=u, spin=spin(speed)).eigen(4 * N_PAIRS)
     if not modes.is_stable:
         raise RuntimeError(f"the spinning blade is unstable at Omega = {speed}: s = {modes.eigenvalues}")
-    omega, kind = modes.damped_frequencies, _kinds(asm, nodes, modes.shapes)
+    omega, kind = modes.omega, _kinds(asm, nodes, modes.shapes)
     if speed == 0.0:
         # flap and lag are one double eigenvalue at rest: any mix of the two is a mode, pair them in order
         pairs = omega[:2 * N_PAIRS].reshape(N_PAIRS, 2)
@@ -171,7 +171,7 @@ def modal_assembly_flap_1(data: ModalBodyData, speed: float) -> float:
     along = {c: np.array([name == c for name in names]) for c in ("uy", "uz")}
     flap = (np.abs(shapes[along["uz"]]) ** 2).sum(axis=0) > 0.9 * (np.abs(shapes[along["uy"] | along["uz"]]) ** 2
                                                                    ).sum(axis=0)
-    omega = modes.damped_frequencies
+    omega = modes.omega
     return float(np.min(omega[flap & (omega > 1e-6)]))
 
 
@@ -214,7 +214,7 @@ def run(quick: bool = False) -> CaseReport:
     for s, lag_1, flap_1 in zip(sweep[spinning], lag[spinning, 0], flap[spinning, 0]):
         report.add(Check.close(f"omega_lag,1^2 at lambda = {s:g} (rad^2/s^2)", lag_1**2, flap_1**2 - s**2,
                                LAG_BOUND, SRC_LAG))
-    diagram = fm.campbell(lambda s: blade(s)[0], sweep, n_modes=2 * N_PAIRS, spin_axis=AXIS, centre=(0.0, 0.0, 0.0))
+    diagram = fm.campbell(lambda s: blade(s)[0], sweep, n_modes=2 * N_PAIRS, spin=(AXIS, (0.0, 0.0, 0.0)))
     tracked = np.asarray(diagram.frequencies_hz) * 2.0 * np.pi                      # (n_speeds, 2 N_PAIRS)
     report.add(Check.at_most("Campbell: max over curves of the relative miss of the nearest flap/lag curve",
                              _tracking_miss(tracked, curves), TRACK_BOUND,

@@ -97,7 +97,7 @@ def run(quick: bool = False) -> CaseReport:
                 [density_scale(q, name=f"rho {q}") for q in QUARTERS]
     full = eigen_sensitivity(modes, variables, list(MODES), assembly=asm)
     comps = components_from_groups(model, {q: [q] for q in QUARTERS})
-    cms = synthesize([free_interface(c, n_modes=3) for c in comps])
+    cms = synthesize([free_interface(c, n_elastic_modes=3) for c in comps])
     frozen = eigen_sensitivity(cms, variables, list(MODES))
     fd = finite_differences(n_el)
 

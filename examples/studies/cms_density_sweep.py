@@ -1,4 +1,5 @@
-"""Design study: a component-mode-synthesis sweep of one component's density on the lattice tower.
+"""Design study: a component-mode-synthesis sweep of one component's density on the lattice tower
+==============================================================================================
 
 The lattice tower with its 1.5 t antenna of ``examples/cms_tower_study.py`` on its coarse mesh
 (``meshes/tower_lattice_3d_coarse.msh``, 702 unknowns; its builder, sections and components, the
@@ -82,7 +83,7 @@ def build() -> fm.Model:
 
 def baseline(model: fm.Model):
     """The CMS model of the tower: every component reduced to its free-interface modes."""
-    return synthesize([free_interface(c, n_modes=tower.COMPONENT_MODES)
+    return synthesize([free_interface(c, n_elastic_modes=tower.COMPONENT_MODES)
                        for c in components_from_groups(model, COMPONENTS)])
 
 

@@ -1,4 +1,5 @@
-"""Design study: the flexible slider-crank's rod stiffness and slider mass against the rod's deflection.
+"""Design study: the flexible slider-crank's rod stiffness and slider mass against the rod's deflection
+====================================================================================================
 
 The slider-crank of Meijaard (1993, section 4; Chu & Pan), case A geometry and crank speed
 (omega = 124.8 rad/s, crank r = 0.1524 m, steel rod L = 0.3048 m of round section d = 6.35 mm),

@@ -1,4 +1,5 @@
-"""Design study: Monte Carlo of the spin-up beam's residual vibration with uncertain EI and rho A.
+"""Design study: Monte Carlo of the spin-up beam's residual vibration with uncertain EI and rho A
+==============================================================================================
 
 The planar spin-up of Simo & Vu-Quoc's beam (Meijaard 1993, section 5.1, Fig. 4; validation case
 ``spin-up-simo``, model :mod:`flexmb.validation.spin_up`): L = 10 m, clamped to a hub whose angle

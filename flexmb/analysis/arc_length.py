@@ -43,7 +43,7 @@ unknowns are the free DOFs and the scaled multipliers, K is the matrix
 ``du_bar`` and ``du_t`` carry multiplier parts too; the constraint and the root choice measure the
 DOFs only (W is zero at the multipliers). The multipliers of the start state are the least-squares
 balance of its loads. A mechanism (rigid links) has no stiffness along its motions at zero load:
-start it from a loaded equilibrium (``u0``, ``lam0``, e.g. the last point of a load-control path).
+start it from a loaded equilibrium (``u0``, ``load_factor0``, e.g. the last point of a load-control path).
 
 References
 ----------
@@ -66,7 +66,7 @@ from flexmb.analysis.diagnostics import statics_error
 from flexmb.analysis.static_system import StaticSystem
 from flexmb.analysis.statics import StaticPath, StaticSolveError, static_system
 from flexmb.assembly import Assembly
-from flexmb.checks import check_arc_length, real
+from flexmb.checks import check_arc_length, keywords_listed, real
 from flexmb.elements.body_load import BodyPointLoad
 from flexmb.integrators.newton import (Factorization, NewtonFailure, NewtonLog, NewtonSettings, SingularJacobian,
                                        at_round_off)
@@ -91,10 +91,11 @@ class _State:
     matrix: sp.csc_matrix       # Newton matrix (n_free + n_c, n_free + n_c), a copy
 
 
+@keywords_listed(renamed={"lam0": "load_factor0"})
 def arc_length(model: Model | Assembly, increment: float, n_steps: int = 100,
                max_load_factor: float | None = None, max_displacement: float | None = None,
                newton: NewtonSettings | None = None, max_cutbacks: int = 6,
-               u0: np.ndarray | None = None, lam0: float = 0.0, psi: float = 0.0,
+               u0: np.ndarray | None = None, load_factor0: float = 0.0, psi: float = 0.0,
                dof_scale: np.ndarray | None = None, progress: bool | None = None,
                save_to: str | Path | None = None, overwrite: bool = False, t: float = 0.0) -> StaticPath:
     """Trace the equilibrium path with Crisfield's arc-length method.
@@ -106,12 +107,12 @@ def arc_length(model: Model | Assembly, increment: float, n_steps: int = 100,
         values zero.
     increment : arc length dl of a step (m, in the scaled norm below); cut-backs shorten it.
     n_steps : number of converged steps at most.
-    max_load_factor : stop after the first step with |lam| above it (unloading branches reach
+    max_load_factor : stop after the first step with ``|lam|`` above it (unloading branches reach
         negative lam).
     max_displacement : stop after the first step in which a node has moved farther than this (m).
     newton : tolerances and iteration limit of the corrector.
     max_cutbacks : halvings of dl allowed within one step before the run fails.
-    u0, lam0 : start state (n_dof,) and its load factor, an equilibrium (e.g. the last point of
+    u0, load_factor0 : start state (n_dof,) and its load factor, an equilibrium (e.g. the last point of
         an earlier path); default the undeformed state at lam = 0.
     psi : weight of the load term (m/N); 0 gives the cylindrical arc length.
     dof_scale : (n_dof,) factor of each DOF in the constraint norm; default 1 for translations
@@ -135,8 +136,8 @@ def arc_length(model: Model | Assembly, increment: float, n_steps: int = 100,
         mechanism); it names the free nodes and DOFs, its ``result`` holds the path so far.
     """
     asm = model if isinstance(model, Assembly) else Assembly(model)
-    check_arc_length(asm, increment, n_steps, max_load_factor, max_displacement, newton, max_cutbacks, u0, lam0,
-                     psi, dof_scale)
+    check_arc_length(asm, increment, n_steps, max_load_factor, max_displacement, newton, max_cutbacks, u0,
+                     load_factor0, psi, dof_scale)
     t = real(t, "arc_length: t (s)")
     _check_proportional(asm.model)
     if asm.model.vector_loads:
@@ -164,8 +165,8 @@ def arc_length(model: Model | Assembly, increment: float, n_steps: int = 100,
     system = static_system(asm, t)
     system.lam_scale = float(np.abs(f_ref[free]).max())                  # multipliers of the reference load's size
     corrector = _Corrector(system, f_ref, s_dof[free] ** 2, psi, newton or NewtonSettings())
-    system.load = float(lam0)
-    state = corrector.state(system.start(u), float(lam0))
+    system.load = float(load_factor0)
+    state = corrector.state(system.start(u), float(load_factor0))
     path = StaticPath(ModelLayout.from_assembly(asm), "arc length")
     previous: tuple[np.ndarray, float] | None = None
     dl = float(increment)

@@ -29,22 +29,26 @@ import scipy.sparse.linalg as spla
 from flexmb.analysis.arpack import start_vector
 from flexmb.analysis.diagnostics import statics_error
 from flexmb.assembly import Assembly
-from flexmb.checks import check_linear_buckling
+from flexmb.checks import check_linear_buckling, deprecated_alias, keywords_listed, methods_keywords_listed
 from flexmb.integrators.newton import Factorization
 from flexmb.model import Model, ModelError
 from flexmb.multibody.initial import refuse_joints
 from flexmb.results import ModelLayout, ModeShapes
 
 
+@methods_keywords_listed
 @dataclass
 class BucklingResult:
-    """Critical load factors (n,), ascending, positive ones only, and mode shapes (n, n_dof)."""
+    """Critical load factors ``load_factors`` (n,), ascending, positive ones only, and mode shapes
+    ``modes`` (n, n_dof), about the pre-loaded state ``u_pre`` (n_dof,) at load factor ``load_factor``."""
 
     load_factors: np.ndarray
     modes: np.ndarray
-    load_factor_pre: float
+    load_factor: float
     u_pre: np.ndarray
     layout: ModelLayout | None = None
+
+    load_factor_pre = deprecated_alias("load_factor", "BucklingResult.load_factor_pre")
 
     @property
     def critical(self) -> float:
@@ -61,21 +65,22 @@ class BucklingResult:
         return self.mode_shapes().save(path, overwrite)
 
 
+@keywords_listed(renamed={"load_factor_pre": "load_factor"})
 def linear_buckling(model: Model | Assembly, n_modes: int = 4, u_pre: np.ndarray | None = None,
-                    load_factor_pre: float = 0.0, dense_limit: int = 3000) -> BucklingResult:
+                    load_factor: float = 0.0, dense_limit: int = 3000) -> BucklingResult:
     """Critical load factors of the model's loads (see the module docstring).
 
     Parameters
     ----------
-    u_pre, load_factor_pre : pre-loaded equilibrium state (n_dof,) and its load factor, e.g. from
+    u_pre, load_factor : pre-loaded equilibrium state (n_dof,) and its load factor, e.g. from
         :func:`~flexmb.analysis.statics.load_control`; default the unloaded reference state.
     n_modes : number of positive critical load factors to return (fewer if fewer exist).
     """
     asm = model if isinstance(model, Assembly) else Assembly(model)
-    check_linear_buckling(asm, n_modes, u_pre, load_factor_pre, dense_limit)
+    check_linear_buckling(asm, n_modes, u_pre, load_factor, dense_limit)
     refuse_joints(asm, "linear_buckling")
     free = asm.dofs.free
-    lam_p = float(load_factor_pre)
+    lam_p = float(load_factor)
     u_p = np.zeros(asm.n_dof) if u_pre is None else np.array(u_pre, dtype=float)
     _, kt_data, _ = asm.static_residual(u_p, lam_p)
     Kt = asm.free_matrix(kt_data)

@@ -47,7 +47,7 @@ import scipy.linalg as sla
 from flexmb.analysis.diagnostics import statics_error
 from flexmb.analysis.static_system import StaticSystem
 from flexmb.assembly import Assembly
-from flexmb.checks import FlexmbWarning, ModelError, real
+from flexmb.checks import FlexmbWarning, ModelError, keywords_listed, methods_keywords_listed, real
 from flexmb.integrators.newton import Factorization, NewtonFailure, NewtonLog, NewtonSettings, SingularJacobian
 from flexmb.model import Model
 
@@ -63,6 +63,7 @@ class EquilibriumError(RuntimeError):
         self.log = log
 
 
+@methods_keywords_listed
 @dataclass
 class Equilibrium:
     """A static equilibrium at time ``t`` (s): displacements ``u`` (n_dof,), the joints'
@@ -138,6 +139,7 @@ def _regular(matrix) -> bool:
         return False
 
 
+@keywords_listed
 def equilibrium(model: Model | Assembly, t: float = 0.0, u0: np.ndarray | None = None,
                 newton: NewtonSettings | None = None) -> Equilibrium:
     """Static equilibrium at time ``t`` (s) from the start ``u0`` (n_dof,; default the reference
@@ -180,6 +182,7 @@ def equilibrium(model: Model | Assembly, t: float = 0.0, u0: np.ndarray | None =
     return _result(system, x, log, smallest)
 
 
+@keywords_listed
 def linear_static(model: Model | Assembly, t: float = 0.0, u0: np.ndarray | None = None) -> Equilibrium:
     """The small-displacement static solution at time ``t`` (s) about ``u0`` (n_dof,; default the
     reference configuration): one Newton step with the multipliers starting at zero,

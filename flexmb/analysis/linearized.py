@@ -57,7 +57,7 @@ spectrum). A mode is stable if Re s <= STABLE_TOL * max|s|.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,7 +68,8 @@ import scipy.sparse.linalg as spla
 
 from flexmb.analysis.arpack import start_vector
 from flexmb.assembly import Assembly
-from flexmb.checks import _check_assembly, _state_vector, direction, integer, keywords_listed, real
+from flexmb.checks import (_check_assembly, _state_vector, deprecated_alias, direction, integer, is_real,
+                            keywords_listed, methods_keywords_listed, real)
 from flexmb.model import Model, ModelError
 from flexmb.rotations import skew
 
@@ -256,11 +257,12 @@ def _central(fun: Callable[[np.ndarray], np.ndarray], n: int, cols: np.ndarray, 
     return out
 
 
+@methods_keywords_listed
 @dataclass
 class LinearModes:
     """Eigen-solution of a :class:`LinearizedSystem`, one eigenvalue per mode (see the module docstring).
 
-    eigenvalues : s (n,) complex, 1/s, sorted by |Im s| then Re s, Im s >= 0.
+    eigenvalues : s (n,) complex, 1/s, sorted by ``|Im s|`` then Re s, Im s >= 0.
     shapes : (n_dof, n) complex full-DOF shapes, largest entry 1 (real).
     reduced_shapes : (n_red, n) the same on the reduced coordinates.
     """
@@ -271,14 +273,16 @@ class LinearModes:
     scale: float
 
     @property
-    def damped_frequencies(self) -> np.ndarray:
-        """|Im s| (n,), rad/s."""
+    def omega(self) -> np.ndarray:
+        """Damped angular frequencies ``|Im s|`` (n,), rad/s."""
         return np.abs(self.eigenvalues.imag)
 
     @property
     def frequencies_hz(self) -> np.ndarray:
-        """|Im s| / (2 pi) (n,), Hz."""
-        return self.damped_frequencies / (2.0 * np.pi)
+        """Damped frequencies ``|Im s|`` / (2 pi) (n,), Hz."""
+        return self.omega / (2.0 * np.pi)
+
+    damped_frequencies = deprecated_alias("omega", "LinearModes.damped_frequencies")
 
     @property
     def real_parts(self) -> np.ndarray:
@@ -287,13 +291,13 @@ class LinearModes:
 
     @property
     def damping_ratios(self) -> np.ndarray:
-        """-Re s / |s| (n,) (0 for s = 0)."""
+        """-Re s / ``|s|`` (n,) (0 for s = 0)."""
         mag = np.abs(self.eigenvalues)
         return np.divide(-self.eigenvalues.real, mag, out=np.zeros(mag.shape), where=mag > 0)
 
     @property
     def stable(self) -> np.ndarray:
-        """Per mode (n,): Re s <= STABLE_TOL * max|s| over the whole spectrum."""
+        """Per mode (n,): Re s <= STABLE_TOL * ``max|s|`` over the whole spectrum."""
         return self.eigenvalues.real <= STABLE_TOL * self.scale
 
     @property
@@ -302,13 +306,15 @@ class LinearModes:
         return bool(np.all(self.stable))
 
 
+@methods_keywords_listed
 @dataclass
 class LinearizedSystem:
     """M x'' + C x' + K x = 0 on the reduced coordinates x ((n_red, n_red) each: sparse csc on the free DOFs
     without joints, dense on the constraint null space with them), dq = basis x.
 
     basis : (n_dof, n_red) reduced -> full DOFs (sparse selection of the free DOFs, or dense with joints).
-    u, v, a : the state linearized about (n_dof,); lam : its multipliers; spin : the rotating frame or None.
+    u, v, a : the state linearized about (n_dof,); multipliers : its joint multipliers (n_c,); spin : the
+    rotating frame or None.
     """
 
     M: np.ndarray
@@ -318,15 +324,17 @@ class LinearizedSystem:
     u: np.ndarray | None = None
     v: np.ndarray | None = None
     a: np.ndarray | None = None
-    lam: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    multipliers: np.ndarray = field(default_factory=lambda: np.zeros(0))
     spin: Spin | None = None
+
+    lam = deprecated_alias("multipliers", "LinearizedSystem.lam")
 
     def eigen(self, n_modes: int | None = None, dense_limit: int = DENSE_LIMIT) -> LinearModes:
         """The n_modes first modes (all by default) by the ordering of :class:`LinearModes`.
 
         Up to ``dense_limit`` coordinates (or when all modes are asked) the whole spectrum comes from
         dense QZ; above, ARPACK in shift-invert mode finds the 2 n_modes + 20 eigenvalues nearest a small
-        negative shift (the lowest |s|, which are the lowest frequencies unless a mode is far more
+        negative shift (the lowest ``|s|``, which are the lowest frequencies unless a mode is far more
         damped or divergent than it oscillates).
         """
         n = self.M.shape[0]
@@ -378,9 +386,9 @@ def _modes(s: np.ndarray, x: np.ndarray, basis: Any, n_modes: int) -> LinearMode
     return LinearModes(s[keep], shapes / big, x / big, scale)
 
 
-@keywords_listed
+@keywords_listed(renamed={"lam": "multipliers"})
 def linearize(model: Model | Assembly, u: np.ndarray | None = None, v: np.ndarray | None = None,
-              lam: np.ndarray | None = None, t: float = 0.0, spin: Any = None, a: np.ndarray | None = None,
+              multipliers: np.ndarray | None = None, t: float = 0.0, spin: Any = None, a: np.ndarray | None = None,
               check_equilibrium: bool = True) -> LinearizedSystem:
     """Linearize the equations of motion about the state (u, v, a) at time t (module docstring).
 
@@ -389,9 +397,9 @@ def linearize(model: Model | Assembly, u: np.ndarray | None = None, v: np.ndarra
     model : the model or its Assembly.
     u, v, a : state (n_dof,) (default the reference state at rest; with ``spin`` v and a are the steady
         motion's and must not be given).
-    lam : joint multipliers (n_c,); default: least squares of the equilibrium equations.
+    multipliers : joint multipliers (n_c,), N or N m; default: least squares of the equilibrium equations.
     spin : (axis (3,) or None in 2D, speed (rad/s), centre (dim,)): the rotating frame.
-    check_equilibrium : the state must satisfy r = 0 up to round-off (after lam), else ModelError
+    check_equilibrium : the state must satisfy r = 0 up to round-off (after the multipliers), else ModelError
         naming the worst DOF; switch it off to linearize about a non-equilibrium state of a time history.
     """
     asm = _assembly(model, "linearize")
@@ -411,7 +419,7 @@ def linearize(model: Model | Assembly, u: np.ndarray | None = None, v: np.ndarra
         a = np.zeros(asm.n_dof) if a is None else a
     t = real(t, "linearize: t")
     free = asm.dofs.free
-    G, lam = _joint_terms(asm, u, v, a, t, lam, "linearize")
+    G, lam = _joint_terms(asm, u, v, a, t, multipliers, "linearize")
     r = residual(asm, u, v, a, t, lam)
     if check_equilibrium:
         _check_equilibrium(asm, r, u, v, a, t, frame)
@@ -458,7 +466,7 @@ def _joint_terms(asm: Assembly, u: np.ndarray, v: np.ndarray, a: np.ndarray, t: 
         return G, np.linalg.lstsq(G.T, -residual(asm, u, v, a, t)[free], rcond=None)[0]
     lam = np.asarray(lam, dtype=float)
     if lam.shape != (asm.constraints.n,) or not np.all(np.isfinite(lam)):
-        raise ModelError(f"{what}: lam must be {asm.constraints.n} finite numbers (one per constraint "
+        raise ModelError(f"{what}: multipliers must be {asm.constraints.n} finite numbers (one per constraint "
                          f"equation), got shape {lam.shape}")
     return G, lam
 
@@ -564,13 +572,14 @@ def _mac(a: np.ndarray, b: np.ndarray, sa: np.ndarray, sb: np.ndarray) -> np.nda
     return np.abs(a.conj().T @ b) ** 2 * phase / np.outer(na, nb)
 
 
+@methods_keywords_listed
 @dataclass
 class CampbellDiagram:
     """Eigenvalues against speed, modes tracked by MAC (see :func:`campbell`).
 
     speeds : (n_speeds,) rad/s; eigenvalues : (n_speeds, n_modes) complex (a tracked whirl whose
     frequency has passed through zero continues as the conjugate member, Im s < 0; the frequencies are
-    |Im s|); mac : (n_speeds, n_modes) MAC
+    ``|Im s|``); mac : (n_speeds, n_modes) MAC
     of each tracked mode with its shape at the previous speed (1 at the first speed).
     """
 
@@ -579,30 +588,27 @@ class CampbellDiagram:
     mac: np.ndarray
 
     @property
+    def omega(self) -> np.ndarray:
+        """Damped angular frequencies ``|Im s|`` (n_speeds, n_modes), rad/s."""
+        return np.abs(self.eigenvalues.imag)
+
+    @property
     def frequencies_hz(self) -> np.ndarray:
-        """|Im s| / (2 pi) (n_speeds, n_modes), Hz."""
-        return np.abs(self.eigenvalues.imag) / (2.0 * np.pi)
+        """Damped frequencies ``|Im s|`` / (2 pi) (n_speeds, n_modes), Hz."""
+        return self.omega / (2.0 * np.pi)
 
     @property
     def real_parts(self) -> np.ndarray:
         """Re s (n_speeds, n_modes), 1/s."""
         return self.eigenvalues.real
 
-    def plot(self, ax: Any = None, kind: str = "frequency") -> Any:
-        """Frequencies (Hz) or real parts (1/s) against speed (rad/s), one line per tracked mode."""
-        if kind not in ("frequency", "real"):
-            raise ModelError(f"CampbellDiagram.plot: kind must be 'frequency' or 'real', got {kind!r}")
-        import matplotlib.pyplot as plt
+    def plot(self, ax: Any = None, kind: str = "frequency", unit: str = "Hz", orders: Sequence[int] = (1, 2)) -> Any:
+        """Frequencies or real parts (1/s) against speed, one line per tracked mode, speed and
+        frequency in one ``unit`` ("Hz", "rad/s", "rpm"), with the 1P, 2P, ... lines of ``orders``
+        (:func:`flexmb.viz.plots.campbell_plot`). Returns the axes."""
+        from flexmb.viz.plots import campbell_plot
 
-        if ax is None:
-            _, ax = plt.subplots()
-        y = self.frequencies_hz if kind == "frequency" else self.real_parts
-        for k in range(y.shape[1]):
-            ax.plot(self.speeds, y[:, k], label=f"mode {k + 1}")
-        ax.set_xlabel("speed (rad/s)")
-        ax.set_ylabel("frequency (Hz)" if kind == "frequency" else "real part (1/s)")
-        ax.legend()
-        return ax
+        return campbell_plot(self, ax, kind, unit, orders)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready lists: speeds, frequencies_hz, real_parts, mac."""
@@ -610,15 +616,31 @@ class CampbellDiagram:
                 "real_parts": self.real_parts.tolist(), "mac": self.mac.tolist()}
 
 
-@keywords_listed
+def _campbell_spin(spin: Any) -> tuple[Any, Any]:
+    """campbell's ``spin`` as (axis, centre): an axis alone (3 numbers) or None has its centre at the origin."""
+    if spin is None:
+        return None, None
+    if isinstance(spin, (tuple, list)) and len(spin) == 2 and (spin[0] is None or np.shape(spin[0]) == (3,)):
+        return spin[0], spin[1]
+    if isinstance(spin, (tuple, list, np.ndarray)) and len(spin) == 3 and all(is_real(x) for x in spin):
+        return spin, None
+    raise ModelError(f"campbell: spin must be (axis, centre) or the axis alone (the speeds are swept), got {spin!r}")
+
+
+@keywords_listed(renamed={"spin_axis": "spin", "centre": "spin"})
 def campbell(build: Callable[[float], Any] | Model | Assembly, speeds: Any, n_modes: int = 6,
-             spin_axis: Any = None, centre: Any = None, equilibrium: bool = True, t: float = 0.0) -> CampbellDiagram:
+             spin: Any = None, equilibrium: bool = True, t: float = 0.0) -> CampbellDiagram:
     """Campbell diagram: eigenvalues at every speed, each mode followed by MAC from one speed to the next.
 
-    build : ``build(speed)`` returning a Model or Assembly (linearized with ``spin = (spin_axis, speed,
-        centre)`` about its relative equilibrium if ``equilibrium``, else about its reference state), or
-        a :class:`LinearizedSystem` used as it is; or one Model/Assembly re-linearized at every speed.
+    Parameters
+    ----------
+    build : ``build(speed)`` returning a Model or Assembly (linearized with ``spin = (axis, speed,
+        centre)`` about its relative equilibrium if ``equilibrium``, else about its reference state),
+        or a :class:`LinearizedSystem` used as it is; or one Model/Assembly re-linearized at every speed.
+    speeds : (n_speeds,) spin speeds, rad/s.
     n_modes : modes tracked, the first n_modes of the first speed.
+    spin : the spin of :func:`linearize` without its speed, which ``speeds`` sweeps: ``(axis, centre)``
+        or the axis alone (centre the origin); None: the z axis through the origin (2D only).
 
     Tracking: at each speed every mode and its conjugate are compared with the tracked modes of the
     previous speed by the MAC of their first-order state shapes (:func:`_mac`, on the reduced
@@ -636,6 +658,7 @@ def campbell(build: Callable[[float], Any] | Model | Assembly, speeds: Any, n_mo
     if not (callable(build) or isinstance(build, (Model, Assembly))):
         raise ModelError(f"campbell: build must be a function of the speed or a Model/Assembly, got "
                          f"{type(build).__name__}")
+    spin_axis, centre = _campbell_spin(spin)
     fixed = None if callable(build) else _assembly(build, "campbell")
     eigenvalues = np.zeros((speeds.size, n_modes), dtype=complex)
     mac = np.ones((speeds.size, n_modes))
@@ -645,9 +668,9 @@ def campbell(build: Callable[[float], Any] | Model | Assembly, speeds: Any, n_mo
         if isinstance(item, LinearizedSystem):
             lin = item
         elif isinstance(item, (Model, Assembly)):
-            spin = (spin_axis, float(speed), centre)
-            u = relative_equilibrium(item, spin, t=t) if equilibrium else None
-            lin = linearize(item, u=u, t=t, spin=spin)
+            frame = (spin_axis, float(speed), centre)
+            u = relative_equilibrium(item, frame, t=t) if equilibrium else None
+            lin = linearize(item, u=u, t=t, spin=frame)
         else:
             raise ModelError(f"campbell: build({speed:.6g}) returned {type(item).__name__}; it must return a "
                              "Model, Assembly or LinearizedSystem")

@@ -93,7 +93,8 @@ import scipy.sparse.linalg as spla
 
 from flexmb.analysis.arpack import start_vector
 from flexmb.assembly import Assembly
-from flexmb.checks import FlexmbWarning, _check_assembly, _state_vector, integer, keywords_listed, real
+from flexmb.checks import (FlexmbWarning, _check_assembly, _state_vector, integer, keywords_listed,
+                           methods_keywords_listed, real)
 from flexmb.model import Model, ModelError
 from flexmb.results import ModelLayout, ModeShapes
 
@@ -122,6 +123,7 @@ class ModeCountError(RuntimeError):
     shift differs from the count of the factorisation (Sylvester's law of inertia)."""
 
 
+@methods_keywords_listed
 @dataclass
 class SystemMatrices:
     """Stiffness and mass of small oscillations about (u_pre, load_factor), on the free DOFs.
@@ -154,20 +156,19 @@ class SystemMatrices:
         return B.T @ (self.K @ B), B.T @ (self.M @ B)
 
 
-@keywords_listed
-def system_matrices(asm: Assembly | Model, u_pre: np.ndarray | None = None, load_factor: float = 0.0
+@keywords_listed(renamed={"asm": "model"})
+def system_matrices(model: Model | Assembly, u_pre: np.ndarray | None = None, load_factor: float = 0.0
                     ) -> SystemMatrices:
     """K, M (and the constraint null space) of small oscillations about (u_pre, load_factor); see
-    the module docstring. ``asm`` is an Assembly (or a Model, assembled here).
+    the module docstring. ``model`` is a Model (assembled here) or its Assembly.
 
     Raises ModelError if u_pre is not an equilibrium at load_factor: after the best (least
     squares) joint multipliers the residual must be round-off (EQUILIBRIUM_TOL relative to the
     force scale); the message names the DOF with the largest residual.
     """
-    if isinstance(asm, Model):
-        asm = Assembly(asm)
-    elif not isinstance(asm, Assembly):
-        raise ModelError(f"system_matrices: need a flexmb.Assembly or Model, got {type(asm).__name__}")
+    asm = Assembly(model) if isinstance(model, Model) else model
+    if not isinstance(asm, Assembly):
+        raise ModelError(f"system_matrices: need a flexmb.Model or Assembly, got {type(asm).__name__}")
     _check_assembly(asm, "system_matrices")
     u = _state_vector(asm, u_pre, "system_matrices: u_pre")
     u = np.zeros(asm.n_dof) if u is None else u.copy()
@@ -222,6 +223,7 @@ def _check_equilibrium(asm: Assembly, residual: np.ndarray, scale: float, factor
                      f"{remedy}, or take the modes of the unloaded structure (load_factor=0, u_pre=None)")
 
 
+@methods_keywords_listed
 @dataclass
 class NaturalModes:
     """Natural modes, lowest first (see the module docstring).
@@ -248,7 +250,7 @@ class NaturalModes:
 
     @property
     def omega(self) -> np.ndarray:
-        """Circular frequencies (n,), rad/s; a negative omega^2 (an unstable mode) gives -sqrt(|omega^2|)."""
+        """Circular frequencies (n,), rad/s; a negative omega^2 (an unstable mode) gives ``-sqrt(|omega^2|)``."""
         return np.sign(self.eigenvalues) * np.sqrt(np.abs(self.eigenvalues))
 
     @property

@@ -43,7 +43,7 @@ import numpy as np
 from flexmb.analysis.diagnostics import SingularSystemError, statics_error
 from flexmb.analysis.static_system import StaticSystem
 from flexmb.assembly import Assembly
-from flexmb.checks import FlexmbWarning, check_load_control, real
+from flexmb.checks import FlexmbWarning, check_load_control, keywords_listed, real
 from flexmb.integrators.newton import Factorization, NewtonFailure, NewtonLog, NewtonSettings, SingularJacobian
 from flexmb.model import Model
 from flexmb.progress import Progress
@@ -58,6 +58,7 @@ class StaticSolveError(RuntimeError):
         self.path = path
 
 
+@keywords_listed
 def load_control(model: Model | Assembly, load_factors: Sequence[float] | int = 10,
                  newton: NewtonSettings | None = None, max_cutbacks: int = 6,
                  u0: np.ndarray | None = None, progress: bool | None = None,

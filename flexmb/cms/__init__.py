@@ -15,11 +15,14 @@
 * :mod:`flexmb.cms.study` -- :func:`run_study` and :func:`write_study`, a modification study with
   tables, pictures, an HDF5 file and a report page;
 * :mod:`flexmb.cms.modal_body` -- :class:`ModalBodyData`, the precomputed data of a modal body on a
-  floating frame (inertia invariants, unit-load geometric stiffness, stiffened spin frequencies);
-* :mod:`flexmb.cms.floating_frame` -- :class:`ModalBody`, the modal body as an element group of the
-  assembly (:meth:`flexmb.Model.add_modal_body`): energy-consistent inertia with geometric stiffening;
-* :mod:`flexmb.cms.velocity_fields` -- :class:`BodyVelocityFields`, the modal body's velocity fields
-  and their Gram matrix (its kinetic energy, computed once per body).
+  floating frame (inertia invariants, unit-load geometric stiffness, stiffened spin frequencies),
+  reduced from the body's FE model;
+* :class:`ModalBody`, the modal body as an element group of the assembly
+  (:meth:`flexmb.Model.add_modal_body`): energy-consistent inertia with geometric stiffening. An
+  element group like the others, it lives in :mod:`flexmb.elements.floating_frame` (with
+  :mod:`~flexmb.elements.floating_frame3d`, :mod:`~flexmb.elements.velocity_fields` and the data it
+  reads, :mod:`~flexmb.elements.modal_body_data`), below the model; ``flexmb.cms.floating_frame``,
+  ``floating_frame3d`` and ``velocity_fields`` import it from there for older scripts.
 
 The names below are imported on first use (:mod:`flexmb.lazy_exports`): a model with a modal
 body loads its floating frame, not the synthesis and modification modules.
@@ -37,5 +40,5 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
                                 "inverse_modification", "reanalyse"),
     "flexmb.cms.study": ("ModificationStudy", "run_study", "write_study"),
     "flexmb.cms.modal_body": ("ModalBodyData",),
-    "flexmb.cms.floating_frame": ("ModalBody",),
+    "flexmb.elements.floating_frame": ("ModalBody",),
 })

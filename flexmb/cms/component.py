@@ -34,11 +34,13 @@ from typing import Iterable
 import numpy as np
 
 from flexmb.assembly import Assembly
+from flexmb.checks import keywords_listed, methods_keywords_listed
 from flexmb.dofs import DofMap
 from flexmb.elements.base import ElementGroup
 from flexmb.model import Model, ModelError
 
 
+@methods_keywords_listed
 class Component:
     """A free sub-model with its interface, and its matrices about the reference state.
 
@@ -195,6 +197,7 @@ class Component:
                    labels[interface] if interface else np.zeros(0, np.int64), np.flatnonzero(at_interface))
 
 
+@keywords_listed
 def components_from_groups(model: Model, groups: dict[str, list[str | ElementGroup]]) -> list[Component]:
     """Cut ``model`` into components, each a named set of its element groups.
 

@@ -51,7 +51,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from flexmb.assembly import Assembly
-from flexmb.checks import ModelError
+from flexmb.checks import ModelError, keywords_listed, methods_keywords_listed
 from flexmb.elements.base import ElementGroup
 
 #: stiffness and mass properties of each element kind, as named on the element groups
@@ -63,6 +63,7 @@ MASS_PROPERTIES = {"Truss": ("rho_A",), "Beam2D": ("rho_A", "rho_I"), "Beam3D": 
 MULTIPLIER_KINDS = ("stiffness scale", "density scale", "section property")
 
 
+@methods_keywords_listed
 @dataclass(eq=False)
 class DesignVariable:
     """One design parameter p (see the module docstring for the kinds).
@@ -181,6 +182,7 @@ class DesignVariable:
 
 
 # ------------------------------------------------------------------ factories
+@keywords_listed
 def stiffness_scale(groups: str | ElementGroup | Sequence[str | ElementGroup], name: str | None = None
                     ) -> DesignVariable:
     """Multiplier on all stiffness of the groups (E and G scale), baseline 1; dK/dp = their stiffness."""
@@ -188,6 +190,7 @@ def stiffness_scale(groups: str | ElementGroup | Sequence[str | ElementGroup], n
     return DesignVariable(name or f"E scale {'+'.join(names)}", "stiffness scale", 1.0, names)
 
 
+@keywords_listed
 def density_scale(groups: str | ElementGroup | Sequence[str | ElementGroup], name: str | None = None
                   ) -> DesignVariable:
     """Multiplier on all mass of the groups (density scale), baseline 1; dM/dp = their mass."""
@@ -195,6 +198,7 @@ def density_scale(groups: str | ElementGroup | Sequence[str | ElementGroup], nam
     return DesignVariable(name or f"rho scale {'+'.join(names)}", "density scale", 1.0, names)
 
 
+@keywords_listed
 def section_property(group: str | ElementGroup, prop: str, name: str | None = None) -> DesignVariable:
     """Multiplier on one section property ``prop`` of one group, baseline 1.
 
@@ -214,6 +218,7 @@ def section_property(group: str | ElementGroup, prop: str, name: str | None = No
     return DesignVariable(name or f"{prop} scale {names[0]}", "section property", 1.0, names, prop=prop)
 
 
+@keywords_listed
 def point_mass(node: int, mass: float = 0.0, name: str | None = None) -> DesignVariable:
     """Point mass m (kg) on the translations of ``node`` (parent number); dM/dm = I there.
 
@@ -227,6 +232,7 @@ def point_mass(node: int, mass: float = 0.0, name: str | None = None) -> DesignV
     return DesignVariable(name or f"point mass node {node}", "point mass", mass, node=node)
 
 
+@keywords_listed
 def spring(node: int, dof: str, other: int | None = None, stiffness: float = 0.0,
            name: str | None = None) -> DesignVariable:
     """Spring stiffness k on ``dof`` of ``node``, to ground or to the same DOF of ``other``.

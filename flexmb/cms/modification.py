@@ -62,7 +62,7 @@ import scipy.sparse.linalg as spla
 
 from flexmb.analysis.arpack import start_vector
 from flexmb.assembly import Assembly
-from flexmb.checks import ModelError
+from flexmb.checks import ModelError, keywords_listed, methods_keywords_listed
 from flexmb.cms.design import DesignVariable
 from flexmb.cms.reduction import shifted_eigh
 from flexmb.cms.sensitivity import ModalBase
@@ -80,6 +80,7 @@ MIN_DOMINANCE = 0.5
 
 
 # ---------------------------------------------------------------------- results
+@methods_keywords_listed
 @dataclass
 class ModifiedModes:
     """Modes of a modified design.
@@ -91,7 +92,7 @@ class ModifiedModes:
         component DOFs, T xi, for components without a parent model).
     baseline_eigenvalues : (n,) omega^2 of the baseline modes the modified ones follow (``tracking``).
     tracking : (n,) index of the baseline mode that dominates each modified mode (forward
-        modification: largest |c_k|; re-analysis: largest MAC with the baseline shapes).
+        modification: largest ``|c_k|``; re-analysis: largest MAC with the baseline shapes).
     method : ``"linear equivalent"``, ``"CMS re-analysis"`` or ``"full re-analysis"``.
     coefficients : (n_Z, n) c on the baseline modes Z (linear equivalent only).
     layout : the parent model's layout (None for components without a parent model).
@@ -118,6 +119,11 @@ class ModifiedModes:
                                      "frequency (Hz)")
 
     @property
+    def omega(self) -> np.ndarray:
+        """(n,) angular frequencies of the modified modes, rad/s."""
+        return np.sqrt(np.maximum(self.eigenvalues, 0.0))
+
+    @property
     def frequencies_hz(self) -> np.ndarray:
         """(n,) frequencies of the modified modes, Hz."""
         return _hz(self.eigenvalues)
@@ -128,6 +134,7 @@ class ModifiedModes:
         return _hz(self.baseline_eigenvalues)
 
 
+@methods_keywords_listed
 @dataclass
 class InverseModification:
     """Result of :func:`inverse_modification`.
@@ -142,7 +149,7 @@ class InverseModification:
     linear_check_hz : (n_t,) re-analysed frequencies at alpha_linear (how good the one shot is).
     achieved_hz : (n_t,) re-analysed frequencies at alpha (the check).
     roots : one variable: every real root of the alpha eigenproblem, dicts with ``alpha``,
-        ``dominance`` (|c_k|^2/|c|^2 of the target mode), ``admissible`` and ``chosen``.
+        ``dominance`` (``|c_k|^2 / |c|^2`` of the target mode), ``admissible`` and ``chosen``.
     rule : how the solution was chosen (root choice, Newton, or minimum norm).
     iterations : Newton / Gauss-Newton iterations of the refinement.
     """
@@ -159,6 +166,12 @@ class InverseModification:
     rule: str = ""
     iterations: int = 0
     weights: np.ndarray | None = None
+
+    @property
+    def changes(self) -> dict[DesignVariable, float]:
+        """The refined change as :func:`forward_modification` and :func:`reanalyse` take it: variable ->
+        the amount alpha added to its value (in the variable's unit)."""
+        return {v: float(a) for v, a in zip(self.variables, self.alpha)}
 
     @property
     def new_values(self) -> np.ndarray:
@@ -187,6 +200,7 @@ class InverseModification:
 
 
 # ----------------------------------------------------------------- forward
+@keywords_listed
 def forward_modification(base: Any, changes: dict[DesignVariable, float], n_modes: int | None = None,
                          basis_modes: Sequence[int] | None = None, assembly: Assembly | None = None) -> ModifiedModes:
     """Modes of the modified design by the linear-equivalent method on the baseline modes.
@@ -194,7 +208,8 @@ def forward_modification(base: Any, changes: dict[DesignVariable, float], n_mode
     Parameters
     ----------
     base : :class:`~flexmb.analysis.modes.NaturalModes` or :class:`~flexmb.cms.synthesis.CmsModel`.
-    changes : design variable -> change alpha (added to its value; see the module docstring).
+    changes : design variable -> change alpha added to its value, p -> p + alpha (module docstring): a
+        multiplier's baseline is 1, so "E x 0.5" is alpha = -0.5.
     n_modes : modified modes returned (default: as many as baseline modes held).
     basis_modes : indices of the baseline modes Z held (default: all reduced modes of a CmsModel,
         all computed modes of a NaturalModes).
@@ -216,6 +231,7 @@ def forward_modification(base: Any, changes: dict[DesignVariable, float], n_mode
     return ModifiedModes(lam, modes.T, mb.eigenvalues[tracking], tracking, "linear equivalent", C, _layout(mb))
 
 
+@keywords_listed
 def reanalyse(base: Any, changes: dict[DesignVariable, float], n_modes: int = 6,
               assembly: Assembly | None = None) -> ModifiedModes:
     """Modes of the modified design by re-analysis: for a CmsModel every changed component is
@@ -234,6 +250,7 @@ def reanalyse(base: Any, changes: dict[DesignVariable, float], n_modes: int = 6,
 
 
 # ----------------------------------------------------------------- inverse
+@keywords_listed
 def inverse_modification(base: Any, variables: DesignVariable | Sequence[DesignVariable],
                          mode: int | Sequence[int], target_hz: float | Sequence[float], refine: bool = True,
                          rtol: float = 1e-10, max_iterations: int = 30, weights: Sequence[float] | None = None,
@@ -531,7 +548,7 @@ def _reanalysed_base(mb: ModalBase, changes: dict[DesignVariable, float], n_mode
             comp.K = (comp.K + dK).tocsc()
             comp.M = (comp.M + dM).tocsc()
             if basis.kind == "free-interface":
-                bases.append(free_interface(comp, n_modes=basis.size - basis.n_rigid,
+                bases.append(free_interface(comp, n_elastic_modes=basis.size - basis.n_rigid,
                                             residual=basis.residual_flexibility is not None))
             else:
                 bases.append(craig_bampton(comp, n_modes=basis.size - comp.interface_dofs.size))

@@ -41,7 +41,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from flexmb.analysis.arpack import start_vector
-from flexmb.checks import ModelError
+from flexmb.checks import ModelError, keywords_listed, methods_keywords_listed
 from flexmb.cms.component import Component
 from flexmb.integrators.newton import Factorization
 
@@ -53,6 +53,7 @@ DENSE_LIMIT = 500
 RIGID_FRACTION = 1e-6
 
 
+@methods_keywords_listed
 @dataclass
 class ReducedBasis:
     """A component's reduced basis.
@@ -84,21 +85,28 @@ class ReducedBasis:
         return self.vectors.shape[1]
 
     @property
+    def omega(self) -> np.ndarray:
+        """Angular frequencies of the kept modes (as ``eigenvalues``), rad/s."""
+        return np.sqrt(np.maximum(self.eigenvalues, 0.0))
+
+    @property
     def frequencies_hz(self) -> np.ndarray:
-        """Frequencies of the kept modes (Hz)."""
-        return np.sqrt(np.maximum(self.eigenvalues, 0.0)) / (2.0 * np.pi)
+        """Frequencies of the kept modes (as ``eigenvalues``), Hz."""
+        return self.omega / (2.0 * np.pi)
 
 
-def free_interface(component: Component, n_modes: int | None = None, cutoff_hz: float | None = None,
+@keywords_listed(renamed={"n_modes": "n_elastic_modes"})
+def free_interface(component: Component, n_elastic_modes: int | None = None, cutoff_hz: float | None = None,
                    residual: bool = True, dense_limit: int = DENSE_LIMIT) -> ReducedBasis:
     """Free-interface modes (rigid-body modes kept) with, by default, the residual flexibility.
 
     Parameters
     ----------
     component : the component to reduce.
-    n_modes : number of elastic modes kept (rigid-body modes come on top).
-    cutoff_hz : keep the elastic modes up to this frequency (Hz). With ``n_modes`` too, at most
-        ``n_modes`` of them. One of the two must be given.
+    n_elastic_modes : number of elastic modes kept; the rigid-body modes come on top (a free
+        component's basis holds n_rigid + n_elastic_modes modes).
+    cutoff_hz : keep the elastic modes up to this frequency (Hz). With ``n_elastic_modes`` too, at
+        most ``n_elastic_modes`` of them. One of the two must be given.
     residual : compute the residual flexibility G_res = G - Phi_e Lambda_e^-1 Phi_e^T at the
         interface DOFs (the MacNeal/Rubin correction that makes the method accurate up to the cut-off).
     dense_limit : largest component (DOFs) solved densely.
@@ -110,19 +118,19 @@ def free_interface(component: Component, n_modes: int | None = None, cutoff_hz: 
     not a rigid-body motion).
     """
     what = f"component {component.name!r}"
-    _check_request(n_modes, cutoff_hz, what)
+    _check_request(n_elastic_modes, cutoff_hz, what, "n_elastic_modes")
     support, rigid_count, factor = _determinate_support(component)
     sigma = _shift_estimate(component.K, component.M, support, factor, what)
     K, M = component.K, component.M
     available = _mass_rank(M) - rigid_count
-    wanted = rigid_count + (n_modes if n_modes is not None else 0)
+    wanted = rigid_count + (n_elastic_modes if n_elastic_modes is not None else 0)
     lam, X = _lowest_modes(K, M, sigma, wanted, cutoff_hz, available + rigid_count, dense_limit, what)
     if np.any(np.abs(lam[:rigid_count]) > RIGID_FRACTION * sigma) or (lam.size > rigid_count
                                                               and lam[rigid_count] <= RIGID_FRACTION * sigma):
         raise ModelError(f"{what}: expected {rigid_count} rigid-body modes, found eigenvalues "
                          f"{lam[:rigid_count + 1].tolist()} (a mechanism or a disconnected part?)")
     lam[:rigid_count] = 0.0
-    elastic = _select(lam[rigid_count:], n_modes, cutoff_hz, available, what, "elastic free-interface")
+    elastic = _select(lam[rigid_count:], n_elastic_modes, cutoff_hz, available, what, "elastic free-interface")
     keep = np.r_[np.arange(rigid_count), rigid_count + elastic]
     Phi, lam = X[:, keep], lam[keep]
     G_res = None
@@ -132,6 +140,7 @@ def free_interface(component: Component, n_modes: int | None = None, cutoff_hz: 
     return ReducedBasis(component, "free-interface", Phi, lam, rigid_count, G_res)
 
 
+@keywords_listed
 def craig_bampton(component: Component, n_modes: int | None = None, cutoff_hz: float | None = None,
                   dense_limit: int = DENSE_LIMIT) -> ReducedBasis:
     """Craig-Bampton basis: constraint modes [I; -K_ii^-1 K_ib] for every interface DOF (grounded
@@ -187,12 +196,13 @@ def shifted_eigh(K: np.ndarray, M: np.ndarray, sigma: float, n: int | None = Non
 
 
 # ---------------------------------------------------------------------------- helpers
-def _check_request(n_modes: int | None, cutoff_hz: float | None, what: str) -> None:
+def _check_request(n_modes: int | None, cutoff_hz: float | None, what: str, keyword: str = "n_modes") -> None:
+    """The mode count (given as ``keyword``) or the cut-off frequency of a reduction."""
     if n_modes is None and cutoff_hz is None:
-        raise ModelError(f"{what}: give n_modes (number of modes kept) or cutoff_hz (Hz)")
+        raise ModelError(f"{what}: give {keyword} (number of modes kept) or cutoff_hz (Hz)")
     if n_modes is not None and (isinstance(n_modes, bool) or not isinstance(n_modes, (int, np.integer))
                                 or n_modes < 0):
-        raise ModelError(f"{what}: n_modes must be an integer >= 0, got {n_modes!r}")
+        raise ModelError(f"{what}: {keyword} must be an integer >= 0, got {n_modes!r}")
     if cutoff_hz is not None and (isinstance(cutoff_hz, bool) or not isinstance(cutoff_hz, (int, float, np.number))
                                   or not np.isfinite(cutoff_hz) or cutoff_hz <= 0):
         raise ModelError(f"{what}: cutoff_hz must be a positive finite frequency (Hz), got {cutoff_hz!r}")

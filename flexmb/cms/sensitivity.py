@@ -41,7 +41,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from flexmb.assembly import Assembly
-from flexmb.checks import FlexmbWarning, ModelError
+from flexmb.checks import FlexmbWarning, ModelError, keywords_listed, methods_keywords_listed
 from flexmb.cms.design import DesignVariable
 
 #: two eigenvalues within this relative distance are treated as repeated
@@ -217,6 +217,7 @@ def _read_back(shapes: Any, assembly: Assembly | None) -> _ReadModes:
                       float(shapes.meta.get("load_factor", 0.0)), assembly)
 
 
+@methods_keywords_listed
 @dataclass
 class Sensitivity:
     """Eigenvalue sensitivities of modes to design variables.
@@ -243,9 +244,14 @@ class Sensitivity:
     method: str
 
     @property
+    def omega(self) -> np.ndarray:
+        """(n_m,) baseline angular frequencies sqrt(lambda), rad/s."""
+        return np.sqrt(np.maximum(self.eigenvalues, 0.0))
+
+    @property
     def frequencies_hz(self) -> np.ndarray:
         """(n_m,) baseline frequencies f = sqrt(lambda) / 2 pi, Hz."""
-        return np.sqrt(np.maximum(self.eigenvalues, 0.0)) / (2.0 * np.pi)
+        return self.omega / (2.0 * np.pi)
 
     @property
     def frequency_derivatives(self) -> np.ndarray:
@@ -274,8 +280,8 @@ class Sensitivity:
         return int(hits[0])
 
     def ranking(self, mode: int) -> list[dict[str, Any]]:
-        """Rows (variable, part) with a non-zero share for ``mode``, ranked by |normalised share|
-        (then by |d f/dp| for variables with a zero baseline): which variable of which component
+        """Rows (variable, part) with a non-zero share for ``mode``, ranked by ``|normalised share|``
+        (then by ``|d f/dp|`` for variables with a zero baseline): which variable of which component
         to modify to move the mode."""
         r = self._row(mode)
         f = self.frequencies_hz[r]
@@ -343,6 +349,7 @@ class Sensitivity:
         return fig
 
 
+@keywords_listed
 def eigen_sensitivity(base: Any, variables: DesignVariable | Sequence[DesignVariable],
                       modes: int | Sequence[int] | None = None, assembly: Assembly | None = None) -> Sensitivity:
     """Derivatives d lambda/dp of modes of ``base`` with respect to design variables.

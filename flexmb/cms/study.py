@@ -51,7 +51,7 @@ import numpy as np
 
 from flexmb.analysis.modes import NaturalModes, natural_modes
 from flexmb.assembly import Assembly
-from flexmb.checks import ModelError
+from flexmb.checks import ModelError, keywords_listed, methods_keywords_listed
 from flexmb.cms.component import Component, components_from_groups
 from flexmb.cms.design import DesignVariable
 from flexmb.cms.modification import (InverseModification, ModifiedModes, forward_modification,
@@ -99,6 +99,7 @@ class InverseCheck:
         return self.full_hz / float(self.result.targets_hz[0]) - 1.0
 
 
+@methods_keywords_listed
 @dataclass
 class ModificationStudy:
     """Everything :func:`run_study` computed (see the module docstring).
@@ -254,6 +255,7 @@ class ModificationStudy:
                 self.inverse_table(), self.timing_table()]
 
 
+@keywords_listed
 def run_study(model: Model, components: dict[str, list[str]], variables: Sequence[DesignVariable], mode: int,
               target_hz: float, changes: dict[DesignVariable, float],
               inverse_variables: Sequence[DesignVariable | Sequence[DesignVariable]],
@@ -297,7 +299,7 @@ def run_study(model: Model, components: dict[str, list[str]], variables: Sequenc
     lap("full model: natural modes")
     parts = components_from_groups(model, components)
     reduce = REDUCTIONS[reduction]
-    cms = synthesize([reduce(c, n_modes=component_modes, cutoff_hz=cutoff_hz) for c in parts])
+    cms = synthesize([reduce(c, component_modes, cutoff_hz=cutoff_hz) for c in parts])
     cms_modes = cms.modes(n_modes)
     lap("CMS: components, reduction, synthesis, modes")
     sensitivity = eigen_sensitivity(cms, list(variables), modes=[mode])
@@ -326,6 +328,7 @@ def run_study(model: Model, components: dict[str, list[str]], variables: Sequenc
                              inverse, timings)
 
 
+@keywords_listed
 def write_study(study: ModificationStudy, out_dir: str | Path, window_size: Sequence[int] = (1400, 900),
                 dpi: int = 110) -> dict[str, Path]:
     """Write the pictures, mode files, ``study.h5`` and ``report.md`` / ``report.html`` into

@@ -47,7 +47,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from flexmb.checks import FlexmbWarning, ModelError
+from flexmb.checks import FlexmbWarning, ModelError, keywords_listed, methods_keywords_listed
 from flexmb.cms.component import _few
 from flexmb.cms.reduction import ReducedBasis, shifted_eigh
 from flexmb.model import Model
@@ -58,6 +58,7 @@ INTERFACE_CONDITION = 1e-12
 DEPENDENT_COLUMN = 1e-9
 
 
+@methods_keywords_listed
 @dataclass
 class CmsModes:
     """Modes of a synthesised model.
@@ -112,6 +113,7 @@ class CmsModes:
         return self.mode_shapes().save(path, overwrite)
 
 
+@methods_keywords_listed
 class CmsModel:
     """A synthesised (reduced) model: T, S and the reduced K and M.
 
@@ -250,6 +252,7 @@ class CmsModel:
         return source, dofs.prescribed
 
 
+@keywords_listed
 def synthesize(bases: list[ReducedBasis], allow_partial: bool = False) -> CmsModel:
     """Couple reduced components (interface compatibility and equilibrium, supports as
     interfaces to ground) into a :class:`CmsModel`.

@@ -62,7 +62,7 @@ class NewtonSettings:
     increment_gate: float = 1e-6
     #: corrections (relative to the length scale) below which a stalled residual counts as converged
     stagnation_tol: float = 1e-9
-    #: corrections below this many times the round-off of the unknowns, eps |m + |x||, end the
+    #: corrections below this many times the round-off of the unknowns, ``eps |m + |x||``, end the
     #: iteration whatever the residual (it is then at its round-off floor; 0 switches the test off)
     round_off_factor: float = 8.0
 
@@ -96,13 +96,13 @@ class NewtonLog:
         return len(self.increment_norms)
 
     def relative_residuals(self) -> np.ndarray:
-        """|r| / F of every iteration, (n_iterations + 1,)."""
+        """``|r|`` / F of every iteration, (n_iterations + 1,)."""
         scales = [self.force_scales[k] if k < len(self.force_scales) else self.force_scale
                   for k in range(len(self.residual_norms))]
         return np.array(self.residual_norms) / np.maximum(scales, np.finfo(float).tiny)
 
     def summary(self) -> str:
-        """One line: iterations, the first, smallest and last |r|/F and the trend of the last ones."""
+        """One line: iterations, the first, smallest and last ``|r|``/F and the trend of the last ones."""
         r = self.relative_residuals()
         if r.size == 0:
             return "no iteration"
@@ -121,7 +121,7 @@ class NewtonLog:
                 "arithmetic allows (fine meshes and small loads end so; further such ends are not logged)")
 
     def format(self) -> str:
-        """One line per iteration: k, |r|/scale, |dx|."""
+        """One line per iteration: k, ``|r|``/scale, ``|dx|``."""
         lines = []
         for k, rn in enumerate(self.residual_norms):
             dx = f"{self.increment_norms[k]:10.3e}" if k < len(self.increment_norms) else f"{'-':>10s}"

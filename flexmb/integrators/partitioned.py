@@ -52,9 +52,9 @@ class PartitionedRun:
     """Recorded states of a partitioned or closing-condition run.
 
     Per record: time ``t``, coordinates ``q`` and velocities ``qd`` (all n), the independent
-    set in use, that set's criterion value, cos^2 alpha of every coordinate, |Phi|_inf.
+    set in use, that set's criterion value, cos^2 alpha of every coordinate, ``|Phi|_inf``.
     ``switches``: one dict per change of the independent set (time, old, new, criterion of
-    both); ``events``: singular choices and failures; ``corrections``: |Delta q| of each
+    both); ``events``: singular choices and failures; ``corrections``: ``|Delta q|`` of each
     position correction.
     """
 
@@ -76,7 +76,7 @@ class PartitionedRun:
 
     def record(self, system: ConstrainedSystem, t: float, q: Array, qd: Array, independent: Array,
                criterion: float, S: Array) -> None:
-        """Append one state: the set in use, its criterion, cos^2 alpha = diag S, |Phi|."""
+        """Append one state: the set in use, its criterion, cos^2 alpha = diag S, ``|Phi|``."""
         phi = system.phi(q, t)
         self.t.append(float(t))
         self.q.append(q.copy())
@@ -308,14 +308,16 @@ def _correct_positions(system: ConstrainedSystem, q: Array, v_independent: Array
 class ClosingVariant:
     """Explicit closing conditions for one choice of independent coordinates (1993 eqs. 5-7).
 
-    independent: indices of q_I (in the order the functions expect q_I).
-    closing: ``g(q_I, t, q_ref) -> q_D`` (the dependent coordinates, in increasing index
+    Attributes
+    ----------
+    independent : indices of q_I (in the order the functions expect q_I).
+    closing : ``g(q_I, t, q_ref) -> q_D`` (the dependent coordinates, in increasing index
         order); q_ref is the full q of the last accepted step, for picking the assembly branch
         and unwrapping angles.
-    velocity_matrix: ``A(q, t)`` (m, k) with q_D' = A q_I' + eta (eq. 6), q the full coordinates.
-    acceleration_shift: ``xi(q, qd, t)`` (m,) with q_D'' = A q_I'' + xi (eq. 7).
-    velocity_shift: ``eta(q, t)`` (m,), zero when omitted (closing conditions without time).
-    name: for logs.
+    velocity_matrix : ``A(q, t)`` (m, k) with q_D' = A q_I' + eta (eq. 6), q the full coordinates.
+    acceleration_shift : ``xi(q, qd, t)`` (m,) with q_D'' = A q_I'' + xi (eq. 7).
+    velocity_shift : ``eta(q, t)`` (m,), zero when omitted (closing conditions without time).
+    name : for logs.
     """
 
     independent: tuple[int, ...]

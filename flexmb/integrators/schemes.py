@@ -45,7 +45,7 @@ class State:
     work: float = 0.0        # work of loads, reactions and driven joints since the start, J
     lam: np.ndarray = field(default_factory=lambda: np.zeros(0))
     constraint_force: np.ndarray | None = None
-    #: |p| of the momenta over the free DOFs (kg m/s), kept by :meth:`Scheme._scale` for the
+    #: ``|p|`` of the momenta over the free DOFs (kg m/s), kept by :meth:`Scheme._scale` for the
     #: iterations of the step that starts here
     momentum_norm: float | None = field(default=None, repr=False, compare=False)
     #: mid-point scheme with cubic-mass beams: the director stretch rates (n_dof,), 1/s, at the

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from flexmb.assembly import Assembly
-from flexmb.checks import MAX_STEPS, FlexmbWarning, check_integrate
+from flexmb.checks import MAX_STEPS, FlexmbWarning, check_integrate, keywords_listed
 from flexmb.integrators.advice import diagnose
 from flexmb.integrators.newton import (MAX_ROTATION_CORRECTION, MODIFIED_NEWTON_MIN_SIZE, NewtonFailure, NewtonLog,
                                        NewtonSettings, SingularJacobian, newton_solve)
@@ -60,6 +60,7 @@ class BranchChangeError(TimeIntegrationError):
     step before it."""
 
 
+@keywords_listed
 def integrate(model: Model | Assembly, dt: float | None = None, t_end: float | None = None,
               scheme: str = "mid-point",
               u0: np.ndarray | None = None, v0: np.ndarray | None = None, t0: float = 0.0,

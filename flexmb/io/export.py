@@ -26,6 +26,16 @@ element outputs and ``thickness`` are NaN (the modal coordinates are the body gr
 outputs ``q1``, ``q2``, ...), ``group`` is the body's group and ``element`` the cell's index in the
 body's FE mesh (lines, then triangles).
 
+Rigid bodies (:class:`~flexmb.multibody.body_shapes.BodyLayout`: a shape given to
+``add_rigid_body``, else a link through the body's joint points): after those come the points of
+every body's shape at x = x_c + R P (the body node's position x_c and rotation R, P in body axes)
+and after those cells its faces as triangles (polygons cut into fans). On those points
+``displacement`` is x minus the reference, ``velocity`` dx/dt = v_c + omega x (x - x_c),
+``rotation`` / ``angular_velocity`` those of the body's node, the reactions zero; on those cells
+the element outputs and ``thickness`` are NaN, ``group`` is -1, ``element`` the face's index in the
+body's shape, and ``body`` the body's index in the layout's bodies (``flexmb info`` lists them by
+name; ``body`` is -1 on all other cells).
+
 For buckling modes (kind ``"modes"``) the points are the reference state moved by 0.1 times the
 model size along the mode (:meth:`~flexmb.results.ModeShapes.shape_state`), while
 ``displacement`` and ``rotation`` are the unscaled mode (largest translation 1).
@@ -59,6 +69,7 @@ import numpy as np
 from flexmb.io.guarded_file import FaultGuard
 from flexmb.io.result_file import failure_reason
 from flexmb.model import ModelError
+from flexmb.multibody.body_shapes import body_points
 from flexmb.results import ModelLayout, Result
 
 
@@ -84,6 +95,7 @@ def step_mesh_data(result: Result, step: int) -> tuple[np.ndarray, list[tuple[st
     u = np.asarray(result.u[step], dtype=float)
     drawn = result.shape_state(step, result.drawn_scale()) if result.kind == "modes" else u
     points = _pad(np.concatenate([layout.positions(drawn), *layout.modal_mesh_positions(drawn)]))
+    points = np.concatenate([points, *body_points(layout, drawn)])
 
     point_data = {}
     point_data["displacement"], point_data["rotation"] = _node_vectors(layout, u)
@@ -94,13 +106,18 @@ def step_mesh_data(result: Result, step: int) -> tuple[np.ndarray, list[tuple[st
             layout, np.asarray(result.v[step], dtype=float))
     if layout.modal_meshes:
         _add_modal_point_data(result, layout, step, u, point_data)
+    if layout.bodies:
+        _add_body_point_data(result, layout, step, u, point_data)
 
     cells = _cells(layout)
     if not cells:
         return points, cells, point_data, {}
     n_el = np.array([g.n_elements for g in layout.groups], dtype=np.int64)
     bounds = np.concatenate([[0], np.cumsum(n_el)])
-    n_modal = sum(len(m.lines) + len(m.triangles) for m in layout.modal_meshes)
+    body_faces = [b.shape.triangle_faces() for b in layout.bodies]            # face of each triangle
+    n_body = sum(len(f) for f in body_faces)
+    # the modal meshes' and the bodies' cells come after the groups' elements
+    n_modal = sum(len(m.lines) + len(m.triangles) for m in layout.modal_meshes) + n_body
     cell_data = {}
     for name in dict.fromkeys(name for store in result.elements for name in store):
         # a group without this output, or a step recorded without element outputs, stays NaN
@@ -123,9 +140,13 @@ def step_mesh_data(result: Result, step: int) -> tuple[np.ndarray, list[tuple[st
     modal = [(gi, len(g.modal_mesh.lines) + len(g.modal_mesh.triangles)) for gi, g in enumerate(layout.groups)
              if g.modal_mesh is not None]
     cell_data["group"] = np.concatenate([np.repeat(np.arange(len(n_el), dtype=np.int64), n_el)]
-                                        + [np.full(n, gi, dtype=np.int64) for gi, n in modal])
+                                        + [np.full(n, gi, dtype=np.int64) for gi, n in modal]
+                                        + [np.full(n_body, -1, dtype=np.int64)])
     cell_data["element"] = np.concatenate([np.arange(bounds[-1], dtype=np.int64) - np.repeat(bounds[:-1], n_el)]
-                                          + [np.arange(n, dtype=np.int64) for _, n in modal])
+                                          + [np.arange(n, dtype=np.int64) for _, n in modal] + body_faces)
+    if layout.bodies:
+        cell_data["body"] = np.concatenate([np.full(len(cell_data["group"]) - n_body, -1, dtype=np.int64)]
+                                           + [np.full(len(f), bi, dtype=np.int64) for bi, f in enumerate(body_faces)])
     return points, cells, point_data, cell_data
 
 
@@ -384,12 +405,16 @@ def _cells(layout: ModelLayout) -> list[tuple[str, np.ndarray]]:
     """meshio cell blocks of every group's elements in group order, "line" (n, 2) for bars and
     beams and "triangle" (n, 3) for shells, then every modal body's FE lines and triangles (its
     points numbered after the model's nodes, :func:`_reference_points`), consecutive parts of one
-    type in one block; [] for a model without elements."""
+    type in one block, then every rigid body's faces as triangles (its shape's points after the
+    modal meshes'); [] for a model without elements or bodies."""
     parts = [g.connectivity for g in layout.groups]
     start = layout.n_nodes
     for mesh in layout.modal_meshes:
         parts += [start + mesh.lines, start + mesh.triangles]
         start += mesh.n_points
+    for body in layout.bodies:
+        parts.append(start + body.shape.triangles())
+        start += len(body.shape.points)
     blocks: list[tuple[str, list[np.ndarray]]] = []
     for cells in parts:
         if not len(cells):
@@ -404,8 +429,41 @@ def _cells(layout: ModelLayout) -> list[tuple[str, np.ndarray]]:
 
 def _reference_points(layout: ModelLayout) -> np.ndarray:
     """(n_points, 3) reference positions of the exported points: the model's nodes, then every
-    modal body's FE nodes (frame node's reference position + X_i), m."""
-    return _pad(np.concatenate([layout.coordinates, *layout.modal_mesh_positions(np.zeros(layout.n_dof))]))
+    modal body's FE nodes (frame node's reference position + X_i), then every rigid body's shape, m."""
+    zero = np.zeros(layout.n_dof)
+    return np.concatenate([_pad(np.concatenate([layout.coordinates, *layout.modal_mesh_positions(zero)])),
+                           *body_points(layout, zero)])
+
+
+def _body_rates(layout: ModelLayout, about: np.ndarray, rate: np.ndarray) -> np.ndarray:
+    """(n_body_points, 3) rates of the bodies' shape points at the DOF vector ``about`` (n_dof,)
+    for DOF rates ``rate`` (n_dof,): v_c + omega x (x - x_c) with the body node's translation rate
+    v_c and rotation rate omega (2D: (0, 0, rz')), m/s for velocities."""
+    translation, rotation = _node_vectors(layout, rate)
+    centres = _pad(layout.positions(about))
+    return np.concatenate([translation[b.node] + np.cross(rotation[b.node], x - centres[b.node])
+                           for b, x in zip(layout.bodies, body_points(layout, about))])
+
+
+def _add_body_point_data(result: Result, layout: ModelLayout, step: int, u: np.ndarray,
+                         point_data: dict[str, np.ndarray]) -> None:
+    """Append the bodies' shape points to the point data: ``displacement`` x - X (modes: its
+    linearisation about the reference state), ``rotation`` and ``angular_velocity`` those of the
+    body's node, ``reaction`` and ``reaction_moment`` zero, ``velocity`` dx/dt."""
+    node = np.concatenate([np.full(len(b.shape.points), b.node) for b in layout.bodies])
+    if result.kind == "modes":
+        about = getattr(result, "reference", None)
+        moved = _body_rates(layout, np.zeros(layout.n_dof) if about is None else np.asarray(about, dtype=float), u)
+    else:
+        moved = np.concatenate(body_points(layout, u)) - np.concatenate(body_points(layout, np.zeros(layout.n_dof)))
+    extra = {"displacement": moved, "rotation": _node_vectors(layout, u)[1][node],
+             "reaction": np.zeros((len(node), 3)), "reaction_moment": np.zeros((len(node), 3))}
+    if "velocity" in point_data:
+        v = np.asarray(result.v[step], dtype=float)
+        extra["velocity"] = _body_rates(layout, u, v)
+        extra["angular_velocity"] = _node_vectors(layout, v)[1][node]
+    for name, values in extra.items():
+        point_data[name] = np.concatenate([point_data[name], values])
 
 
 def _add_modal_point_data(result: Result, layout: ModelLayout, step: int, u: np.ndarray,

@@ -12,11 +12,30 @@ from __future__ import annotations
 import io
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from flexmb.results import ResultFileError
+if TYPE_CHECKING:
+    from flexmb.results.base import Result
 
 #: superblock "file consistency flags": open for writing, open for SWMR writing
 WRITE_ACCESS, SWMR_WRITE_ACCESS = 0x01, 0x04
+
+
+class ResultFileError(OSError):
+    """A result file could not be created, written or continued.
+
+    ``path`` is the file, ``steps_on_disk`` the number of steps it holds intact (None when not
+    known), ``cause`` the operating system's error, and ``result`` the result in memory with every
+    step computed (set when a run ends with this error).
+    """
+
+    def __init__(self, message: str, path: str | Path, steps_on_disk: int | None = None,
+                 cause: BaseException | None = None) -> None:
+        super().__init__(message)
+        self.path = Path(path)
+        self.steps_on_disk = steps_on_disk
+        self.cause = cause
+        self.result: Result | None = None
 
 
 class FaultGuard(io.RawIOBase):

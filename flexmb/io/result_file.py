@@ -77,6 +77,13 @@ Layout, format version 2 (arrays are float64 unless stated; n = committed steps)
       prescribed        (n_p,) int64 global indices of prescribed DOFs
       joint_points      (n_joints, 3) reference joint points, m (with joints only; for pictures)
       joint_sides       (n_joints, 2) int64 nodes of sides A and B, -1 the ground
+      bodies            rigid bodies (older files lack them): attrs names (JSON list), given (JSON
+                        list: user shape or default link); nodes (n_b,) int64, masses (n_b,) kg,
+                        inertia (n_b, 3, 3) kg m^2, shape_points (sum n_v, 3) m in body axes,
+                        shape_faces VTK polygon arrays one after the other, shape_ends (n_b, 2)
+                        int64 where each body's points and faces end
+                        (the model's attrs also hold damping: JSON group name -> description
+                        of its damping, {} undamped; older files lack it)
       groups/<i>        attrs: name, kind (element class), section (JSON), outputs (JSON name -> unit)
         connectivity    (n_el, 2) int64, (n_el, 3) for shells
         frames          (n_el, 3, 3) reference section frames (3D beams only)
@@ -112,16 +119,20 @@ import json
 import os
 import time
 from pathlib import Path
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from flexmb.io.guarded_file import FaultGuard, clear_open_flags, lock_for_writing
-from flexmb.results import RESULT_KINDS, Event, GroupLayout, ModalMesh, ModelLayout, Result, ResultFileError
+from flexmb.io.guarded_file import FaultGuard, ResultFileError, clear_open_flags, lock_for_writing
+from flexmb.io.records import Event, GroupLayout, ModalMesh, ModelLayout
+from flexmb.multibody.body_shapes import BodyLayout, BodyShape
 from flexmb.sensors import Sensor
 
 if TYPE_CHECKING:
     import h5py
+
+    from flexmb.results.base import Result
 
 FORMAT = "flexmb-result"
 FORMAT_VERSION = 2
@@ -595,6 +606,10 @@ def _write_layout(g: h5py.Group, layout: ModelLayout) -> None:
         g.attrs["digest"] = json.dumps(layout.digest)
     if layout.sensors:
         g.attrs["sensors"] = json.dumps([sensor.to_dict() for sensor in layout.sensors])
+    if layout.damping is not None:
+        g.attrs["damping"] = json.dumps(layout.damping)
+    if layout.bodies:
+        _write_bodies(g.create_group("bodies"), layout.bodies)
     if len(layout.joint_points):
         g.attrs["joint_kinds"] = json.dumps(layout.joint_kinds)
         growable_dataset(g, "joint_points", layout.joint_points)
@@ -645,9 +660,13 @@ class _Reader:
                              "HDF5's structure does not match the stored bytes)") from None
 
 
-def read_result(path: str | Path) -> Result:
+def read_result(path: str | Path, kinds: Mapping[str, type[Result]]) -> Result:
     """Load a result file written by :class:`ResultWriter`: complete, cut short, or still being
-    written by another process (the steps committed so far)."""
+    written by another process (the steps committed so far).
+
+    ``kinds``: the result class of each kind a file can hold (``flexmb.results.RESULT_KINDS``; passed
+    in, so that this layer does not import the results built on it); each makes its empty result
+    with ``empty(layout, meta)``. Users read files with :func:`flexmb.results.load_result`."""
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"result file {path} does not exist")
@@ -660,14 +679,14 @@ def read_result(path: str | Path) -> Result:
         raise ValueError(f"{path} is not a readable HDF5 result file: {exc}") from None
     with f:
         try:
-            return _read_open_file(f, path)
+            return _read_open_file(f, path, kinds)
         except KeyError as exc:                              # a group or attribute is missing
             raise ValueError(f"{path} is incomplete: {exc.args[0] if exc.args else exc}") from None
         except OSError as exc:                               # HDF5 met damaged metadata
             raise ValueError(f"{path} is damaged: {exc}") from None
 
 
-def _read_open_file(f: h5py.File, path: Path) -> Result:
+def _read_open_file(f: h5py.File, path: Path, kinds: Mapping[str, type[Result]]) -> Result:
     """The result in the open file ``f`` (``path`` names it in errors)."""
     h5py = h5py_module()
     if f.attrs.get("format") != FORMAT:
@@ -679,13 +698,12 @@ def _read_open_file(f: h5py.File, path: Path) -> Result:
                          f"{FORMAT_VERSION} (update flexmb)")
     read = _Reader(f, path)
     kind = str(f.attrs["kind"])
-    cls = RESULT_KINDS.get(kind)
+    cls = kinds.get(kind)
     if cls is None:
         raise ValueError(f"{path}: unknown result kind {kind!r}")
     meta = json.loads(f.attrs["meta"])
     layout = _read_layout(f["model"], read, "model") if "model" in f else None
-    result = cls.__new__(cls)
-    Result.__init__(result, layout, **meta)
+    result = cls.empty(layout, meta)
     for key, value in meta.items():                         # scheme, dt, t0, ...
         setattr(result, key, value)
     if kind == "modes":
@@ -763,7 +781,34 @@ def _read_layout(g: h5py.Group, read: _Reader, where: str) -> ModelLayout:
     if "joint_points" in g:                                  # files before the joint markers have none
         layout.joint_points, layout.joint_sides = read(f"{where}/joint_points"), read(f"{where}/joint_sides")
         layout.joint_kinds = json.loads(g.attrs["joint_kinds"])
+    layout.damping = json.loads(g.attrs["damping"]) if "damping" in g.attrs else None   # older files: not known
+    if "bodies" in g:                                        # files before the drawn bodies have none
+        layout.bodies = _read_bodies(g["bodies"], read, f"{where}/bodies")
     return layout
+
+
+def _write_bodies(g: h5py.Group, bodies: list[BodyLayout]) -> None:
+    """The rigid bodies of a layout (see the format above)."""
+    g.attrs["names"] = json.dumps([b.name for b in bodies])
+    g.attrs["given"] = json.dumps([b.given for b in bodies])
+    growable_dataset(g, "nodes", [b.node for b in bodies], dtype=np.int64)
+    growable_dataset(g, "masses", [b.mass for b in bodies])
+    growable_dataset(g, "inertia", np.array([b.inertia for b in bodies]))
+    faces = [b.shape.flat_faces() for b in bodies]
+    growable_dataset(g, "shape_points", np.concatenate([b.shape.points for b in bodies]))
+    growable_dataset(g, "shape_faces", np.concatenate(faces), dtype=np.int64)
+    ends = np.c_[np.cumsum([len(b.shape.points) for b in bodies]), np.cumsum([len(f) for f in faces])]
+    growable_dataset(g, "shape_ends", ends, dtype=np.int64)
+
+
+def _read_bodies(g: h5py.Group, read: _Reader, where: str) -> list[BodyLayout]:
+    names, given = json.loads(g.attrs["names"]), json.loads(g.attrs["given"])
+    points, faces, ends = read(f"{where}/shape_points"), read(f"{where}/shape_faces"), read(f"{where}/shape_ends")
+    starts = np.vstack([[0, 0], ends[:-1]])
+    return [BodyLayout(name, int(node), float(mass), J,
+                       BodyShape.from_flat(points[s[0]:e[0]], faces[s[1]:e[1]], f"{where}: body {name!r}"), bool(mine))
+            for name, node, mass, J, mine, s, e in zip(names, read(f"{where}/nodes"), read(f"{where}/masses"),
+                                                       read(f"{where}/inertia"), given, starts, ends)]
 
 
 def _read_modal_mesh(h: h5py.Group, read: _Reader, base: str) -> ModalMesh:

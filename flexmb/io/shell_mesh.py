@@ -223,6 +223,8 @@ class Orientation:
     Two triangles sharing an edge are consistently oriented when they run that edge in opposite
     directions (their normals ``(X2 - X1) x (X3 - X1)`` then point to the same side of the surface).
 
+    Attributes
+    ----------
     conflicts : (n, 2) int64 element pairs (lower index first, rows sorted) that run their shared
         edge in the same direction: their normals point to opposite sides.
     conflict_edges : (n, 2) int64 the node pairs of those edges, as the first element of the pair runs it.

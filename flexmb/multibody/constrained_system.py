@@ -145,7 +145,7 @@ class ConstrainedSystem:
             C = C_s T,
 
         (T block-diagonal over the rotating nodes, identity elsewhere; C_s the joints' Jacobian
-        with respect to spins). T is singular at |psi| = 2 pi, so a rotation vector past
+        with respect to spins). T is singular at ``|psi|`` = 2 pi, so a rotation vector past
         1.25 pi is replaced by its equivalent of the other sense (``rechart``; the integrators
         restart there). The multipliers lambda are those of :func:`flexmb.integrate`. With
         gravity as the only load the potential energy is U_strain - f_g . u. Constant masses

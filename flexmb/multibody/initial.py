@@ -18,12 +18,13 @@ import scipy.sparse as sp
 import scipy.sparse.csgraph as csgraph
 import scipy.sparse.linalg as spla
 
-from flexmb.checks import FlexmbWarning, check_consistent_initial_state, float_array, node_index, real
+from flexmb.checks import (FlexmbWarning, check_consistent_initial_state, float_array, keywords_listed, node_index,
+                           real)
 from flexmb.elements.beam2d import Beam2D
 from flexmb.elements.beam3d import Beam3D
 from flexmb.elements.shell3 import Shell3
 from flexmb.elements.truss import Truss
-from flexmb.model import ROTATION_NAMES, ModelError
+from flexmb.model import ROTATION_NAMES, Model, ModelError
 from flexmb.multibody.joints import Joint, RigidBody
 from flexmb.rotations import exp_map, skew
 
@@ -99,10 +100,12 @@ HOLD_FORMS = ("(node, dof) or (RigidBody, dof): the velocity of that DOF (m/s, r
                "joint's slide rate (m/s), the rates of the quantities a drive of that joint prescribes"))
 
 
-def consistent_initial_state(asm, u0: np.ndarray | None = None, v0: np.ndarray | None = None,
+@keywords_listed(renamed={"asm": "model"})
+def consistent_initial_state(model, u0: np.ndarray | None = None, v0: np.ndarray | None = None,
                              t0: float = 0.0, iterations: int = 30,
                              hold: dict | None = None, start: str = "rigid") -> tuple[np.ndarray, np.ndarray]:
-    """Positions and velocities (n_dof,) near ``u0, v0`` that satisfy the joints at t0.
+    """Positions and velocities (n_dof,) near ``u0, v0`` that satisfy the joints at t0, for a
+    :class:`~flexmb.model.Model` or its :class:`~flexmb.assembly.Assembly` (``model``).
 
     Positions: Gauss-Newton on ``Phi(u, t0) = 0`` with the minimum-norm correction of the free
     DOFs. Velocities: the held components (``hold``) are kept exactly and the rest are the
@@ -160,6 +163,11 @@ def consistent_initial_state(asm, u0: np.ndarray | None = None, v0: np.ndarray |
     shell plate takes about 0.1 s; each Truss bar adds a dense row to the rank test of the
     conditions (thousands of bars cost seconds).
     """
+    if isinstance(model, Model):
+        from flexmb.assembly import Assembly    # multibody sits below the assembly: import on use
+
+        model = Assembly(model)
+    asm = model
     check_consistent_initial_state(asm, u0, v0, t0, iterations)
     if not isinstance(start, str) or start not in START_CHOICES:
         raise ModelError(f"consistent_initial_state: start must be one of {', '.join(map(repr, START_CHOICES))}, "

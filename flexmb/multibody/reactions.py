@@ -16,11 +16,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from flexmb.checks import keywords_listed
+
 Array = np.ndarray
 
 SCHEMES = ("35", "37", "38")
 
 
+@keywords_listed
 def physical_reactions(scheme: str, M: Array, h: Array, B: Array, *, qdd: Array | None = None,
                        D: Array | None = None, xi_full: Array | None = None) -> Array:
     """Reactions f (m,) by scheme "35" (needs xi_full = [0; xi]), "37" (needs qdd and D) or

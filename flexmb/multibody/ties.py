@@ -75,6 +75,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from flexmb.checks import ModelError
+from flexmb.elements.dof_names import ROTATION_NAMES, TRANSLATION_NAMES
 from flexmb.rotations import (
     cayley_between,
     cayley_resolvent,
@@ -85,8 +86,8 @@ from flexmb.rotations import (
 )
 
 if TYPE_CHECKING:
-    from flexmb.cms.floating_frame import ModalBody
     from flexmb.dofs import DofMap
+    from flexmb.elements.floating_frame import ModalBody
 
 #: turns a planar vector by +90 degrees: J a = e_z x a, and A'(theta) = J A(theta)
 _J = np.array([[0.0, -1.0], [1.0, 0.0]])
@@ -397,8 +398,7 @@ class TieSystem:
     and the fixed triplet pattern of their (dense) blocks."""
 
     def __init__(self, ties: list[Tie], dofs: DofMap, first_row: int) -> None:
-        from flexmb.cms.modal_body import interface_geometric_stiffness
-        from flexmb.model import ROTATION_NAMES, TRANSLATION_NAMES
+        from flexmb.elements.modal_body_data import interface_geometric_stiffness
 
         model = dofs.model
         dim = model.dim

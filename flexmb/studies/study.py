@@ -71,6 +71,8 @@ class Study:
             retries: int = 2) -> StudyResult:
         """Compute the variants and return the table.
 
+        Parameters
+        ----------
         out : output folder for ``study.h5`` (default ``study-results/NAME``).
         workers : processes of the local Dask cluster (default: the number of cores).
         scheduler : address of a running Dask scheduler, ``tcp://host:port`` (default: the
@@ -78,13 +80,13 @@ class Study:
         serial : run in this process without Dask (debugging; the reference of the others).
         resume : continue the study in ``out``: completed variants are not computed again,
             failed ones are, and so are those whose record in the file is damaged.
-
-        Raises :class:`~flexmb.studies.store.StudyFileError` when ``study.h5`` cannot be
-        written (disk full); the file keeps every variant recorded before.
         quick : use ``quick_space``.
         progress : show a bar of done/total variants and failures (default: on a terminal).
         retries : how often a variant is re-run after its worker died (local cluster; a running
             scheduler applies its own ``allowed-failures``).
+
+        Raises :class:`~flexmb.studies.store.StudyFileError` when ``study.h5`` cannot be
+        written (disk full); the file keeps every variant recorded before.
         """
         if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
             raise ModelError(f"Study {self.name!r}: workers = {workers!r} must be a positive integer")

@@ -1,9 +1,13 @@
 """Finding and loading the validation case scripts.
 
-The scripts live in the repository's ``validation/`` folder (one per benchmark). The folder is
-taken from, in order: the ``cases_dir`` argument, the ``FLEXMB_VALIDATION_DIR`` environment
-variable, ``./validation`` in the working directory, and the folder next to the installed
-package (source checkouts and editable installs).
+The scripts live in the repository's ``validation/`` folder (one per benchmark). An installed
+wheel carries them as data of the package, in ``flexmb/share/validation`` beside
+``flexmb/share/examples`` and ``flexmb/share/meshes`` (pyproject.toml maps the three top-level
+folders there), so a script finds ``../examples`` and ``../meshes`` in a checkout and in an
+installation alike. The folder is taken from, in order: the ``cases_dir`` argument, the
+``FLEXMB_VALIDATION_DIR`` environment variable, ``./validation`` in the working directory, the
+installed package's ``share/validation``, and the ``validation/`` folder beside the package
+(source checkouts and editable installs).
 """
 from __future__ import annotations
 
@@ -11,6 +15,9 @@ import importlib.util
 import os
 from pathlib import Path
 from types import ModuleType
+
+#: the folder of the flexmb package (site-packages/flexmb, or flexmb/ in a checkout)
+PACKAGE_DIR = Path(__file__).resolve().parents[1]
 
 
 def _has_cases(folder: Path) -> bool:
@@ -37,7 +44,9 @@ def find_cases_dir(cases_dir: str | Path | None = None) -> Path:
     candidates = []
     if os.environ.get("FLEXMB_VALIDATION_DIR"):
         candidates.append(Path(os.environ["FLEXMB_VALIDATION_DIR"]))
-    candidates += [Path.cwd() / "validation", Path(__file__).resolve().parents[2] / "validation"]
+    # the installed data before the checkout's folder: beside an installed package lies
+    # site-packages, where a folder named validation may belong to another distribution
+    candidates += [Path.cwd() / "validation", PACKAGE_DIR / "share" / "validation", PACKAGE_DIR.parent / "validation"]
     for folder in candidates:
         if _has_cases(folder):
             return folder

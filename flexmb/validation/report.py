@@ -9,7 +9,7 @@ from typing import Any
 class Check:
     """One checked quantity.
 
-    ``criterion``: ``"rel"`` passes when |value - reference| / |reference| <= tolerance;
+    ``criterion``: ``"rel"`` passes when ``|value - reference| / |reference| <= tolerance``;
     ``"<="`` and ``">="`` compare the value with the bound ``tolerance`` (reference is None).
     """
 

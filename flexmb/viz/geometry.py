@@ -6,7 +6,10 @@ from the reference to the current orientation, e_x the reference element axis, l
 length), so the drawn beam leaves each node in the direction of the node's section. The section
 frames along the element turn from ``R_p E`` to ``R_q E`` (E the reference section frame) through
 the relative rotation vector, ``exp(s log(R_q R_p^T)) R_p E``, and are then re-orthogonalised
-against the Hermite tangent. Trusses are straight tubes, point masses spheres. Sections are a
+against the Hermite tangent. Trusses are straight tubes, point masses spheres (scaled by
+``point_mass_scale``, hidden at 0), rigid bodies their shapes
+(:class:`~flexmb.multibody.body_shapes.BodyShape`, the default a link through their joint points)
+moved with their node, x = x_c + R P. Sections are a
 box (width along the section y axis, height along z) or a 12-sided tube. Shells are their
 mid-surface: one flat triangle per element through the current node positions (elements of a
 group share their nodes' points, so shading is smooth across them). A modal body is its FE mesh
@@ -26,6 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from flexmb.multibody.body_shapes import body_points
 from flexmb.results import GroupLayout, ModelLayout
 from flexmb.rotations import exp_map, log_map
 
@@ -43,8 +47,9 @@ class Surface:
 
     ``faces`` is the flat VTK polygon array ``[k, i_0, ..., i_(k-1), k, ...]``. Every cell comes
     from element ``cell_element`` of group ``cell_group`` (group -1: point mass number
-    ``cell_element``). Every point lies between the nodes ``point_nodes`` (n_points, 2), at the
-    fraction ``point_weight`` from the first to the second (0 at a point mass's or a shell's node).
+    ``cell_element``; group -2: rigid body number ``cell_element`` of the layout's bodies). Every
+    point lies between the nodes ``point_nodes`` (n_points, 2), at the fraction ``point_weight``
+    from the first to the second (0 at a point mass's, a body's or a shell's node).
     """
 
     points: np.ndarray            # (n_points, 3), m
@@ -56,10 +61,10 @@ class Surface:
 
     def cell_values(self, per_group: list[np.ndarray]) -> np.ndarray:
         """(n_cells,) values of the cells from per-element values, one (n_el,) array per group;
-        point masses get NaN."""
+        point masses and rigid bodies get NaN."""
         table = np.concatenate([np.asarray(v, dtype=float) for v in per_group] + [[np.nan]])
         offsets = np.concatenate([[0], np.cumsum([len(v) for v in per_group])])
-        # point-mass cells (group -1) index the trailing NaN
+        # point-mass and body cells (groups -1, -2) index the trailing NaN
         index = np.where(self.cell_group >= 0, offsets[self.cell_group] + self.cell_element, len(table) - 1)
         return table[index]
 
@@ -206,19 +211,30 @@ def sphere_template() -> tuple[np.ndarray, list[np.ndarray]]:
     return points, [quads, tris]
 
 
-def point_mass_radii(layout: ModelLayout) -> np.ndarray:
-    """(n_pm,) drawn sphere radii: 3 % of the characteristic length for the heaviest point mass,
-    by the cube root of the mass ratio for the others (equal density), m."""
-    mass = layout.point_masses[:, 1]
+def drawn_point_masses(layout: ModelLayout) -> np.ndarray:
+    """(n_pm,) bool: the rows of ``layout.point_masses`` drawn as spheres. The layout lists the
+    rigid bodies last (:meth:`~flexmb.results.ModelLayout.from_assembly`); those with a shape in
+    ``layout.bodies`` are drawn as that shape instead."""
+    n_pm = len(layout.point_masses)
+    return np.arange(n_pm) < n_pm - len(layout.bodies)
+
+
+def point_mass_radii(layout: ModelLayout, scale: float = 1.0) -> np.ndarray:
+    """(n_drawn,) sphere radii of the drawn point masses (:func:`drawn_point_masses`): ``scale``
+    times 3 % of the characteristic length for the heaviest, by the cube root of the mass ratio for
+    the others (equal density), m."""
+    mass = layout.point_masses[drawn_point_masses(layout), 1]
     heaviest = mass.max(initial=0.0)
     ratio = mass / heaviest if heaviest > 0 else np.ones_like(mass)
-    return SPHERE_RADIUS * layout.characteristic_length * np.cbrt(ratio)
+    return scale * SPHERE_RADIUS * layout.characteristic_length * np.cbrt(ratio)
 
 
-def structure_surface(layout: ModelLayout, u: np.ndarray, n_sub: int = 8) -> Surface:
+
+def structure_surface(layout: ModelLayout, u: np.ndarray, n_sub: int = 8, point_mass_scale: float = 1.0) -> Surface:
     """The drawn structure at the DOF vector u (n_dof,): beams as swept sections along their
     Hermite centrelines with ``n_sub`` (>= 2) sections per element, trusses as straight tubes,
-    shells as their mid-surface triangles, point masses as spheres."""
+    shells as their mid-surface triangles, point masses as spheres (radii times
+    ``point_mass_scale``; 0 hides them), rigid bodies as their shapes."""
     if n_sub < 2:
         raise ValueError(f"n_sub must be at least 2 (sections per element), got {n_sub}")
     x, R = lift(layout.positions(u)), layout.rotation_matrices(u)
@@ -246,11 +262,16 @@ def structure_surface(layout: ModelLayout, u: np.ndarray, n_sub: int = 8) -> Sur
         body = layout.groups[gi]
         parts += _modal_mesh_parts(body, lift(x_b), R[body.modal_mesh.frame_node], gi, start)
         start += len(x_b)
-    if len(layout.point_masses):
-        nodes = layout.point_masses[:, 0].astype(np.int64)
+    for bi, (body, points) in enumerate(zip(layout.bodies, body_points(layout, u))):
+        n_cells = body.shape.n_faces
+        parts.append((points, body.shape.faces, np.full(n_cells, -2), np.full(n_cells, bi),
+                      np.full((len(points), 2), body.node), np.zeros(len(points))))
+    drawn = drawn_point_masses(layout)
+    if drawn.any() and point_mass_scale > 0:
+        nodes = layout.point_masses[drawn, 0].astype(np.int64)
         unit, blocks = sphere_template()
         n_pm, n_v = len(nodes), len(unit)
-        points = (x[nodes, None, :] + point_mass_radii(layout)[:, None, None] * unit).reshape(-1, 3)
+        points = (x[nodes, None, :] + point_mass_radii(layout, point_mass_scale)[:, None, None] * unit).reshape(-1, 3)
         shift = (np.arange(n_pm) * n_v)[:, None, None]
         blocks = [(b[None] + shift).reshape(-1, b.shape[1]) for b in blocks]
         elements = np.concatenate([np.repeat(np.arange(n_pm), len(b) // n_pm) for b in blocks])

@@ -79,6 +79,46 @@ def dynamics_overview(title: str, runs: dict, displacement: Callable, displaceme
     return fig
 
 
+#: units of Campbell diagrams: name -> factor from rad/s
+FREQUENCY_UNITS = {"Hz": 1.0 / (2.0 * np.pi), "rad/s": 1.0, "rpm": 60.0 / (2.0 * np.pi)}
+
+
+def campbell_plot(diagram, ax=None, kind: str = "frequency", unit: str = "Hz", orders: Sequence[int] = (1, 2)):
+    """Campbell diagram (:class:`~flexmb.analysis.linearized.CampbellDiagram`): the tracked modes'
+    frequencies |Im s| (``kind="frequency"``) or real parts Re s in 1/s (``kind="real"``) against
+    the rotation speed, speed and frequency in one ``unit`` ("Hz", "rad/s" or "rpm"), with the
+    lines of the speed's multiples ``orders`` (1P: frequency = speed, 2P: twice the speed, ...; a
+    mode crossing nP is excited in resonance by a load that repeats n times a revolution), grey and
+    dashed. Returns the axes."""
+    from flexmb.checks import ModelError
+
+    if kind not in ("frequency", "real"):
+        raise ModelError(f"Campbell plot: kind must be 'frequency' or 'real', got {kind!r}")
+    if unit not in FREQUENCY_UNITS:
+        raise ModelError(f"Campbell plot: unit must be one of {', '.join(FREQUENCY_UNITS)}, got {unit!r}")
+    orders = [int(n) for n in orders]
+    if any(n < 1 for n in orders):
+        raise ModelError(f"Campbell plot: orders must be whole numbers >= 1 (1P, 2P, ...), got {orders}")
+    if ax is None:
+        import matplotlib.pyplot as plt
+
+        _, ax = plt.subplots()
+    factor = FREQUENCY_UNITS[unit]
+    speed = factor * np.asarray(diagram.speeds, dtype=float)                      # (n_speeds,)
+    y = factor * np.abs(diagram.eigenvalues.imag) if kind == "frequency" else diagram.eigenvalues.real
+    for k in range(y.shape[1]):
+        ax.plot(speed, y[:, k], label=f"mode {k + 1}", alpha=COMPUTED_ALPHA)
+    if kind == "frequency":
+        ends = np.array([min(speed.min(), 0.0), speed.max()])
+        for n in orders:
+            ax.plot(ends, n * ends, color="0.45", linestyle="--", linewidth=0.9, label=f"{n}P", zorder=0)
+    ax.set_xlabel(f"rotation speed ({unit})")
+    ax.set_ylabel(f"frequency ({unit})" if kind == "frequency" else "real part (1/s)")
+    ax.grid(True, alpha=0.3)
+    legend_outside(ax, 8)
+    return ax
+
+
 def plot_history(result, quantities: Sequence[str], x: str = "parameter", ax=None, title: str | None = None):
     """Plot histories of a :class:`~flexmb.results.Result` against its step parameter (or ``x``).
 
@@ -86,8 +126,9 @@ def plot_history(result, quantities: Sequence[str], x: str = "parameter", ax=Non
     ``"N@beams:3"``, a sensor's name for all its components); quantities with the same unit share an axis, a second unit gets its own
     panel. A panel of energies that holds ``total`` with another energy (``kinetic``,
     ``potential``, ...) also draws the total's change E(t) - E(0) on a second axis at the right:
-    on the energies' scale the total looks constant whatever its error. Legends are below the
-    axes. Returns the figure.
+    on the energies' scale the total looks constant whatever its error. A trajectory, positions
+    in m against a position ``x`` in m (``x="ux@4"``, ``["uy@4"]``), is drawn with equal axes, so a
+    circle looks round. Legends are below the axes. Returns the figure.
     """
     from flexmb.checks import ModelError
     from flexmb.results import Result
@@ -121,6 +162,8 @@ def plot_history(result, quantities: Sequence[str], x: str = "parameter", ax=Non
             axis.plot(xs, result.series(q), label=q, alpha=COMPUTED_ALPHA)
         axis.set_xlabel(xlabel)
         axis.set_ylabel(result.label(names[0]) if len(names) == 1 else f"value {unit}".strip())
+        if unit == "(m)" and xlabel.endswith("(m)"):            # a trajectory: one metre is one metre both ways
+            axis.set_aspect("equal", adjustable="datalim")
         axis.grid(True, alpha=0.3)
         handles, labels = axis.get_legend_handles_labels()
         if "total" in names and len(set(names) & set(ENERGIES)) > 1:

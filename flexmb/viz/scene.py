@@ -1,11 +1,13 @@
-"""Pictures of results with pyvista, always off-screen: the deformed structure coloured by a
-quantity, mode shapes, and animations (GIF, MP4).
+"""Pictures of results with pyvista, off-screen (:func:`show` opens a window where a display
+exists): the deformed structure coloured by a quantity, mode shapes, and animations (GIF, MP4).
 
 Beams are drawn as their section (box or tube) swept along the smooth deformed centreline of
 :mod:`flexmb.viz.geometry`, trusses as straight tubes, shells as their deformed mid-surface,
-point masses as spheres, modal bodies as their recovered FE mesh (``scale`` magnifies their
-frame motion and modal coordinates like any DOF). Colour quantities (:func:`quantities`): any
-element output of the result's groups (``N``, ``My1``, ``axial_strain``, ... constant on each
+point masses as spheres (``point_mass_scale`` scales them, 0 hides them), rigid bodies as their
+shapes moving with their node (a shape given to ``add_rigid_body``, else a link through the
+body's joint points, see :mod:`flexmb.multibody.body_shapes`), modal bodies as their recovered
+FE mesh (``scale`` magnifies their frame motion and modal coordinates like any DOF). Colour
+quantities (:func:`quantities`): any element output of the result's groups (``N``, ``My1``, ``axial_strain``, ... constant on each
 element; elements of groups without it are grey; a modal body's mesh takes its body's value, such
 as ``q1``), a component k of a vector output as ``name[k]`` (a shell's ``membrane_forces[0]`` is
 N_xx, ``[1]`` N_yy, ``[2]`` N_xy, likewise ``bending_moments``, in the element's co-rotated axes),
@@ -107,6 +109,11 @@ def _window(window_size: Any) -> tuple[int, int]:
         raise ModelError("window_size must be (width, height) in pixels, two whole numbers >= 1, got "
                          f"{window_size!r}")
     return int(size[0]), int(size[1])
+
+
+def _glyph_scale(point_mass_scale: Any) -> float:
+    """``point_mass_scale`` a finite number >= 0 (0 hides the point masses), else ModelError."""
+    return real(point_mass_scale, "point_mass_scale (sphere radius factor, 0 hides point masses)", low=0.0)
 
 
 def _checked_scale(scale: Any) -> float | None:
@@ -256,17 +263,18 @@ def _label(result: Result, color: str) -> str:
 
 # ------------------------------------------------------------------------- meshes
 def structure_mesh(layout: ModelLayout, u: np.ndarray, values: np.ndarray | list[np.ndarray] | None = None,
-                   n_sub: int = 8) -> "pyvista.PolyData":
+                   n_sub: int = 8, point_mass_scale: float = 1.0) -> "pyvista.PolyData":
     """pyvista PolyData of the structure at the DOF vector u (n_dof,), points in m (2D models in
     the plane z = 0): beams as their section swept along the interpolated centreline with
-    ``n_sub`` sections per element, trusses as straight tubes, point masses as spheres.
+    ``n_sub`` sections per element, trusses as straight tubes, point masses as spheres (radii times
+    ``point_mass_scale``, 0 hides them), rigid bodies as their shapes.
 
     ``values``: a list with one (n_el,) array per group (NaN allowed), stored as cell data
-    ``"values"`` (point masses NaN); or a (n_nodes + n_modal_points,) array (the modal bodies' FE
+    ``"values"`` (point masses and rigid bodies NaN); or a (n_nodes + n_modal_points,) array (the modal bodies' FE
     nodes last), stored as point data ``"values"`` interpolated linearly along each element.
     """
     pv = _pyvista()
-    surface = structure_surface(layout, np.asarray(u, dtype=float), n_sub)
+    surface = structure_surface(layout, np.asarray(u, dtype=float), n_sub, point_mass_scale)
     mesh = pv.PolyData(surface.points, surface.faces)
     if values is None:
         return mesh
@@ -309,12 +317,18 @@ def marker_meshes(layout: ModelLayout, u: np.ndarray) -> dict[str, "pyvista.Poly
     """Markers at the DOF vector u (n_dof,), m: ``"supports"`` a cone under each supported node
     and each joint to the ground, its tip at the point, pointing along +y (2D) or +z (3D);
     ``"joints"`` a sphere at each joint point (attachments of FE nodes to bodies left out).
-    Empty kinds are left out."""
+    Empty kinds are left out. Rigid bodies' shapes must not hide their joints: in 2D the markers
+    sit at the front (largest z) of the shapes, in 3D a joint sphere is at least 0.6 times the
+    thinnest extent of the shapes of the bodies it holds."""
     pv = _pyvista()
     size = MARKER_FRACTION * layout.characteristic_length
     up = np.eye(3)[1 if layout.dim == 2 else 2]
     x = lift(layout.positions(np.asarray(u, dtype=float)))
     joints = lift(layout.joint_positions(np.asarray(u, dtype=float))) if len(layout.joint_points) else np.zeros((0, 3))
+    if layout.dim == 2 and layout.bodies:
+        # a 2D picture looks along -z: markers in front of the bodies' shapes, else the links hide their pins
+        front = max(float(b.shape.points[:, 2].max()) for b in layout.bodies)
+        x[:, 2] = joints[:, 2] = max(front, 0.0)
     drawn = np.array([kind != "attach" for kind in layout.joint_kinds], dtype=bool)
     grounded = drawn & np.any(layout.joint_sides < 0, axis=1) if drawn.size else drawn
     tips = np.concatenate([x[support_nodes(layout)], joints[grounded]])
@@ -323,9 +337,21 @@ def marker_meshes(layout: ModelLayout, u: np.ndarray) -> dict[str, "pyvista.Poly
         meshes["supports"] = pv.merge([pv.Cone(center=p - 0.5 * size * up, direction=up, height=size,
                                                radius=0.6 * size, resolution=12) for p in tips])
     if drawn.any():
-        meshes["joints"] = pv.merge([pv.Sphere(radius=0.3 * size, center=p, theta_resolution=12, phi_resolution=12)
-                                     for p in joints[drawn]])
+        radii = np.full(len(joints), 0.3 * size)
+        if layout.dim == 3 and layout.bodies:
+            # a pin shows through its links: at least 0.6 times the thinnest extent of the bodies it holds
+            thinnest = {b.node: _thinnest_extent(b.shape.points) for b in layout.bodies}
+            for j, sides in enumerate(layout.joint_sides):
+                radii[j] = max([radii[j]] + [0.6 * thinnest[n] for n in sides if n in thinnest])
+        meshes["joints"] = pv.merge([pv.Sphere(radius=r, center=p, theta_resolution=12, phi_resolution=12)
+                                     for p, r in zip(joints[drawn], radii[drawn])])
     return meshes
+
+
+def _thinnest_extent(points: np.ndarray) -> float:
+    """Extent (m) of points (n, 3) along their thinnest principal direction (a bar's width)."""
+    centred = points - points.mean(axis=0)
+    return float(np.ptp(centred @ np.linalg.svd(centred, full_matrices=False)[2][-1]))
 
 
 def _add_markers(plotter: "pyvista.Plotter", meshes: dict[str, "pyvista.PolyData"]) -> None:
@@ -344,12 +370,12 @@ def _bounds(*meshes: "pyvista.PolyData") -> np.ndarray:
     return np.ravel(np.c_[points.min(0), points.max(0)])
 
 
-def _motion_bounds(layout: ModelLayout, states: Iterator[np.ndarray]) -> np.ndarray:
+def _motion_bounds(layout: ModelLayout, states: Iterator[np.ndarray], point_mass_scale: float = 1.0) -> np.ndarray:
     """(6,) box around the drawn structure in all the states (DOF vectors), m; one state's
     surface in memory at a time."""
     lo, hi = np.full(3, np.inf), np.full(3, -np.inf)
     for u in states:
-        points = structure_surface(layout, u).points
+        points = structure_surface(layout, u, point_mass_scale=point_mass_scale).points
         lo, hi = np.minimum(lo, points.min(0)), np.maximum(hi, points.max(0))
     return np.ravel(np.c_[lo, hi])
 
@@ -434,10 +460,10 @@ def _frame(plotter: "pyvista.Plotter", bounds: np.ndarray, aspect: float, dim: i
 def _picture(plotter: "pyvista.Plotter", result: Result, u: np.ndarray, title: str,
              colour_values: np.ndarray | list[np.ndarray] | None, colour: Colour | None,
              reference: "pyvista.PolyData | None", bounds: np.ndarray | None, camera: str | Sequence | None,
-             aspect: float, font_size: int) -> None:
+             aspect: float, font_size: int, point_mass_scale: float = 1.0) -> None:
     """Draw one state into the current renderer and frame it (``bounds`` None: the drawing's own)."""
     layout = _layout(result)
-    mesh = structure_mesh(layout, u, colour_values)
+    mesh = structure_mesh(layout, u, colour_values, point_mass_scale=point_mass_scale)
     _draw(plotter, mesh, title, colour, reference, font_size)
     _add_markers(plotter, marker_meshes(layout, u))
     if bounds is None:
@@ -472,7 +498,7 @@ def render(result: Result, out: str | Path | None = None, step: int = -1, color:
            window_size: Sequence[int] = (1200, 800), scale: float | None = None,
            show_reference: bool = False, title: str | None = None, camera: str | Sequence | None = None,
            plotter_bounds: Sequence[float] | None = None, clim: Sequence[float] | None = None,
-           cmap: str | None = None) -> np.ndarray:
+           cmap: str | None = None, point_mass_scale: float = 1.0) -> np.ndarray:
     """Picture of the structure at one step, rendered off-screen; returns the image
     (height, width, 3) uint8 and writes it to ``out`` (.png, .jpg) if given.
 
@@ -490,6 +516,8 @@ def render(result: Result, out: str | Path | None = None, step: int = -1, color:
     default), "xy" (2D default), "xz", "yz" or a pyvista camera position; the picture frames
     ``plotter_bounds`` (xmin, xmax, ymin, ymax, zmin, zmax in m) if given, else the drawing.
     Supports, joints and an axes triad are marked (see the module docstring).
+    ``point_mass_scale`` multiplies the point masses' sphere radii (0 hides them; rigid bodies are
+    drawn as their shapes whatever it is).
     """
     if out is not None:
         out = _check_suffix(out, IMAGE_SUFFIXES)
@@ -498,16 +526,18 @@ def render(result: Result, out: str | Path | None = None, step: int = -1, color:
     _layout(result)
     _step(result, step)
     _checked_scale(scale)
+    _glyph_scale(point_mass_scale)
     if color is not None:
         _check_colour(result, color)
     return _photograph(window_size, lambda plotter: draw_scene(
-        plotter, result, step, color, scale, show_reference, title, camera, plotter_bounds, clim, cmap), out)
+        plotter, result, step, color, scale, show_reference, title, camera, plotter_bounds, clim, cmap,
+        point_mass_scale), out)
 
 
 def draw_scene(plotter: "pyvista.Plotter", result: Result, step: int = -1, color: str | None = None,
                scale: float | None = None, show_reference: bool = False, title: str | None = None,
                camera: str | Sequence | None = None, plotter_bounds: Sequence[float] | None = None,
-               clim: Sequence[float] | None = None, cmap: str | None = None) -> None:
+               clim: Sequence[float] | None = None, cmap: str | None = None, point_mass_scale: float = 1.0) -> None:
     """Draw one step of a result into the current renderer of a pyvista ``plotter`` (the picture
     of :func:`render`, same arguments), to add your own items before taking the screenshot.
     Named actors: ``structure``, ``supports``, ``joints`` (when there are any), ``reference``,
@@ -525,20 +555,62 @@ def draw_scene(plotter: "pyvista.Plotter", result: Result, step: int = -1, color
     bounds = None if plotter_bounds is None else np.asarray(plotter_bounds, dtype=float)
     width, height = plotter.window_size
     _picture(plotter, result, u, default_title(result, k) if title is None else title, values, colour, reference,
-             bounds, camera, width / height, 14)
+             bounds, camera, width / height, 14, _glyph_scale(point_mass_scale))
+
+
+def has_display() -> bool:
+    """Whether an interactive window can open: not with pyvista's ``OFF_SCREEN`` set, nor on a
+    Linux machine without an X or Wayland display (macOS and Windows always have one)."""
+    if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+        return False
+    return not getattr(_pyvista(), "OFF_SCREEN", False)
+
+
+def show(result: Result, step: int = -1, fallback: str | Path | None = "flexmb-show.png",
+         window_size: Sequence[int] = (1200, 800), **options: Any) -> Path | None:
+    """One step of a result in an interactive pyvista window (turn, pan and zoom with the mouse;
+    close the window to go on), drawn as :func:`render` draws it (``options``: ``color``,
+    ``scale``, ``show_reference``, ``title``, ``camera``, ``plotter_bounds``, ``clim``, ``cmap``,
+    ``point_mass_scale``); returns None.
+
+    Without a display (:func:`has_display`: a Linux machine without X or Wayland, pyvista's
+    OFF_SCREEN, the tests) it saves the picture of :func:`render` to ``fallback`` (.png, .jpg),
+    warns (:class:`~flexmb.checks.FlexmbWarning`) naming the file and returns its path;
+    ``fallback=None`` raises RuntimeError there instead.
+    """
+    result, window_size = _result(result, "show"), _window(window_size)
+    if not has_display():
+        if fallback is None:
+            raise RuntimeError("show: no display to open a window on (no DISPLAY or WAYLAND_DISPLAY, or "
+                               "pyvista.OFF_SCREEN); use flexmb.viz.scene.render(result, 'picture.png')")
+        import warnings
+
+        from flexmb.checks import FlexmbWarning
+
+        out = _check_suffix(fallback, IMAGE_SUFFIXES)
+        render(result, out, step=step, window_size=window_size, **options)
+        warnings.warn(f"show: no display, so the picture was saved to {out} instead of shown", FlexmbWarning,
+                      stacklevel=2)
+        return out
+    plotter = _pyvista().Plotter(window_size=list(window_size))
+    plotter.set_background(BACKGROUND)
+    draw_scene(plotter, result, step, **options)
+    plotter.show()
+    return None
 
 
 def render_sequence(result: Result, out: str | Path | None = None, steps: Sequence[int] | None = None,
                     color: str | None = None, window_size: Sequence[int] = (1200, 800),
                     title: str | None = None, camera: str | Sequence | None = None,
-                    cmap: str | None = None) -> np.ndarray:
+                    cmap: str | None = None, point_mass_scale: float = 1.0) -> np.ndarray:
     """Several steps in one picture (a stroboscopic view of a motion or a load path, as in the
     figures of the classic papers); returns the image (height, width, 3) uint8 and writes it to
     ``out`` if given.
 
-    ``steps`` default: about ten steps evenly over the result. ``color`` and ``cmap`` as in
-    :func:`render`, with one colour range over all drawn steps.
+    ``steps`` default: about ten steps evenly over the result. ``color``, ``cmap`` and
+    ``point_mass_scale`` as in :func:`render`, with one colour range over all drawn steps.
     """
+    point_mass_scale = _glyph_scale(point_mass_scale)
     result, window_size = _result(result, "render_sequence"), _window(window_size)
     pv = _pyvista()
     layout = _layout(result)
@@ -552,7 +624,7 @@ def render_sequence(result: Result, out: str | Path | None = None, steps: Sequen
     states = [_state(result, k, None) for k in ks]
     values = [_colour_values(result, k, u, color) for k, u in zip(ks, states)] if color is not None \
         else [None] * len(ks)
-    mesh = pv.merge([structure_mesh(layout, u, v) for u, v in zip(states, values)])
+    mesh = pv.merge([structure_mesh(layout, u, v, point_mass_scale=point_mass_scale) for u, v in zip(states, values)])
     colour = None
     if color is not None:
         limits, colour_map = _colour_scale(values, color, cmap)
@@ -587,20 +659,22 @@ def frame_steps(n_steps: int, every: int = 1, max_frames: int = 200) -> np.ndarr
 
 def animate(result: Result, out: str | Path, every: int = 1, fps: float = 15, color: str | None = None,
             window_size: Sequence[int] = (800, 600), max_frames: int = 200, mode: int = 0,
-            scale: float | None = None, camera: str | Sequence | None = None, cmap: str | None = None) -> Path:
+            scale: float | None = None, camera: str | Sequence | None = None, cmap: str | None = None,
+            point_mass_scale: float = 1.0) -> Path:
     """Animation of a result written to ``out``: ``.gif`` (pillow) or ``.mp4`` (needs imageio
     and imageio-ffmpeg); returns the path.
 
     Frames are the steps of :func:`frame_steps` (``every``, ``max_frames``); for modes, mode
     ``mode`` oscillating as ``scale * sin`` over one period of at most ``max_frames`` frames
     (``scale`` as in :func:`render`). The camera frames the motion of all frames and the colour
-    range (``color`` and ``cmap`` as in :func:`render`) covers them all, so the picture does not jump.
+    range (``color`` and ``cmap`` as in :func:`render`) covers them all, so the picture does not jump;
+    ``point_mass_scale`` as in :func:`render`.
     A GIF stores consecutive identical frames once, with their durations added.
     """
     out = _check_suffix(out, MOVIE_SUFFIXES)
     result, window_size = _result(result, "animate"), _window(window_size)
     fps = real(fps, "animate: fps (frames per second)", low=0.0, low_open=True)
-    scale = _checked_scale(scale)
+    scale, point_mass_scale = _checked_scale(scale), _glyph_scale(point_mass_scale)
     if out.suffix.lower() == ".mp4":
         _require_mp4_writer()
     layout = _layout(result)
@@ -613,7 +687,7 @@ def animate(result: Result, out: str | Path, every: int = 1, fps: float = 15, co
         frames = [(k, np.asarray(result.u[k], dtype=float)) for k in frame_steps(result.n_steps, every, max_frames)]
     values = [_colour_values(result, k, u, color) for k, u in frames] if color is not None else [None] * len(frames)
     # first pass: the box of the whole motion and the colour range of all frames
-    bounds = _motion_bounds(layout, (u for _, u in frames))
+    bounds = _motion_bounds(layout, (u for _, u in frames), point_mass_scale)
     colour = None
     if color is not None:
         limits, colour_map = _colour_scale(values, color, cmap)
@@ -623,7 +697,8 @@ def animate(result: Result, out: str | Path, every: int = 1, fps: float = 15, co
 
     def images() -> Iterator[np.ndarray]:
         for (k, u), v in zip(frames, values):
-            _picture(plotter, result, u, default_title(result, k), v, colour, None, bounds, camera, aspect, 12)
+            _picture(plotter, result, u, default_title(result, k), v, colour, None, bounds, camera, aspect, 12,
+                     point_mass_scale)
             yield _snapshot(plotter)
 
     try:

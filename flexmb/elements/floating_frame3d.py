@@ -1,0 +1,346 @@
+"""The configuration-mass kernels of a 3D modal body on a floating frame (issue 16, item 1 in 3D).
+
+The body is the 2D modal body's (:mod:`flexmb.elements.floating_frame`, whose docstring gives the kinetic
+energy, the geometric stiffening and the Gonzalez discrete gradient) with a spatial frame rotation.
+Element DOF vector u (n_x = 6 + n_m): the frame node's displacement (3), its rotation vector psi (total
+rotation R = exp(hat(psi)), body axes = global axes at psi = 0) and the modal coordinates q (kg^1/2 m).
+Velocities v = (rdot (global), omega (SPATIAL angular velocity, = R Omega), qdot). X (n_el, 1, 3) the
+frame nodes' reference positions, frame origin r = X + u[:3].
+
+Kinetic energy. Body-frame quasi-velocities w = P(R) v = (R^T rdot, R^T omega, qdot), P =
+blockdiag(R^T, R^T, I), and T = 1/2 w^T Mt(q) w with the exact Gram form Mt = E(q)^T G E(q) of the FE
+velocity field (:class:`~flexmb.elements.velocity_fields.BodyVelocityFields`). The momenta p = P^T Mt w are
+the global linear momentum, the spatial angular momentum R p_Omega about the frame origin and the
+modal momenta.
+
+End-point inertia (Lagrange's equations with a spatial spin eta, delta R = hat(eta) R, for which
+delta Omega = R^T eta' and delta V = R^T (delta r' + rdot x eta)):
+
+    F = (d/dt p_r,  d/dt (R p_Omega) + rdot x p_r,  d/dt p_q - dT/dq),
+
+in body terms P^T [Mt w' + (dMt/dq . qdot) w + (Omega x p_V, Omega x p_Omega + V x p_V, -1/2 w dMt w)]
+with w' = (R^T (rddot - omega x rdot), R^T omegadot, qddot) (ModalBodyData.quadratic_velocity). At the
+rotation DOFs F is the spatial moment conjugate to a spin; its tangent is w.r.t. a spin of R at fixed
+v, a (the Newmark and static schemes' update), by complex steps R <- (I + i h hat(e_j)) R (exact to
+first order, all a complex step sees).
+
+Mid-point inertia (a chart per step). About the start configuration, z = (dr, w, dq) with r = r0 + dr,
+R(z) = cay(w) R0 (Cayley parameters, spatial) and q = q0 + dq; the end of the step is z1 = (u1 - u0 on
+r and q, the Cayley parameters between psi0 and psi1), the mid-point scheme's Newton increment. The
+chart velocity zdot = (rdot, wdot, qdot) gives the spatial angular velocity omega = D(w) wdot with the
+spatial differential of the Cayley map, d cay(w) cay(w)^T = hat(D(w) dw),
+
+    D(w) = (I + hat(w)/2) / (1 + w.w/4) = (I - hat(w)/2 + w w^T/4)^-1
+
+(not the resolvent (I - hat(w)/2)^-1, which differs from it by w w^T/4 / (1 + w.w/4): checked by
+finite differences of cay), so that
+
+    T = 1/2 zdot^T Mz(z) zdot,    Mz(z) = P(z)^T Mt(q) P(z),    P(z) = blockdiag(R^T, R^T D(w), I),
+
+and the body is an ordinary Lagrangian system in z. With the mid-point kinematics zdot1 = 2 z1/dt -
+zdot0 (zdot0 = v0: D(0) = I) the 2D construction applies unchanged:
+
+    F = (Mz(z1) zdot1 - Mz(0) zdot0)/dt - gbar,    z1 . gbar = 1/2 zdot0^T (Mz(z1) - Mz(0)) zdot1,
+
+gbar = 1/2 grad_z(zdot0^T Mz zdot1) at z1/2 plus Gonzalez's (1996) correction c W z1 / (z1^T W z1),
+W = diag(0, 0, 0, J0_xx, J0_yy, J0_zz, diag M_e); so F . z1 = T1 - T0 exactly, with the body's end
+velocity v1 = (rdot1, D(w1) wdot1, qdot1) (:meth:`FloatingFrameMass3D.mid_point_velocity`; it differs
+from the scheme's rule for other rotating nodes), and F_r = (p_r1 - p_r0)/dt (W and Mz do not see r):
+the linear momentum is exact. The tangent dF/dz1 is by complex steps (the Cayley map is rational). The
+weight V = -g . (m r + R S(q)) uses the same chart and discrete gradient (F . z1 = V0 - V1 exactly).
+
+Limits: numpy only (no compiled kernel); the angular momentum is not conserved exactly (the correction
+is not rotation-invariant), as in 2D.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from flexmb.checks import ModelError
+from flexmb.elements.floating_frame import (
+    _CORRECTION_FLOOR,
+    FloatingFrameMass,
+    _complex_step,
+    _product,
+)
+from flexmb.elements.velocity_fields import BodyVelocityFields
+from flexmb.rotations import cayley_between, exp_map
+
+
+def _hat(v: np.ndarray) -> np.ndarray:
+    """hat(v) (B, 3, 3) with hat(v) a = v x a, for real or complex v (B, 3)."""
+    S = np.zeros(v.shape + (3,), dtype=v.dtype)
+    S[:, 0, 1], S[:, 0, 2], S[:, 1, 2] = -v[:, 2], v[:, 1], -v[:, 0]
+    S[:, 1, 0], S[:, 2, 0], S[:, 2, 1] = v[:, 2], -v[:, 1], v[:, 0]
+    return S
+
+
+def _cayley(w: np.ndarray) -> np.ndarray:
+    """cay(w) = I + 4/(4 + w.w) (hat(w) + hat(w)^2/2) (B, 3, 3), for real or complex w (B, 3)."""
+    S = _hat(w)
+    return np.eye(3) + (4.0 / (4.0 + np.einsum("bi,bi->b", w, w)))[:, None, None] * (S + 0.5 * S @ S)
+
+
+def _cayley_scale(w: np.ndarray) -> np.ndarray:
+    """s(w) = 1 / (1 + w.w/4) (B,), real or complex."""
+    return 1.0 / (1.0 + 0.25 * np.einsum("bi,bi->b", w, w))
+
+
+def _cayley_differential(w: np.ndarray) -> np.ndarray:
+    """D(w) = s(w) (I + hat(w)/2) (B, 3, 3) with d cay(w) cay(w)^T = hat(D(w) dw), real or complex w."""
+    return _cayley_scale(w)[:, None, None] * (np.eye(3) + 0.5 * _hat(w))
+
+
+def _apply(A: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """A y (B, 3) for A (B, 3, 3), y (B, 3)."""
+    return np.einsum("bij,bj->bi", A, y)
+
+
+def _apply_transpose(A: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """A^T y (B, 3) for A (B, 3, 3), y (B, 3)."""
+    return np.einsum("bji,bj->bi", A, y)
+
+
+class FloatingFrameMass3D:
+    """Configuration-mass kernels of 3D modal bodies (module docstring), the methods of
+    :class:`~flexmb.elements.floating_frame.FloatingFrameMass`: batched over elements, DOF vectors
+    u (n_el, 6 + n_m) = (u_x, u_y, u_z, psi, q), velocities v = (rdot, omega (spatial), qdot);
+    X (n_el, 1, 3) the frame nodes' reference positions."""
+
+    def __init__(self, fields: BodyVelocityFields, X: np.ndarray) -> None:
+        if fields.dim != 3:
+            raise ModelError(f"FloatingFrameMass3D: the velocity fields are of a {fields.dim}D body; use "
+                             "FloatingFrameMass for 2D")
+        self.fields = fields
+        self.X = np.ascontiguousarray(X[:, 0, :], dtype=np.float64)                   # (n_el, 3) m
+        self.mass = fields.mass                                                       # kg
+        self.S0, self.S1, self.S2 = fields.S0, fields.S1, fields.S2
+        diagonal = np.diag(self.body_mass(np.zeros((1, fields.n_modes)))[0])
+        #: Gonzalez weights W (n_x,): zero on r (linear momentum exact), J0's diagonal, then M_e's
+        self.weights = np.concatenate([np.zeros(3), diagonal[3:]])
+        self._correction_floor = _CORRECTION_FLOOR * float(diagonal[3:6].max())
+
+    # ------------------------------------------------------------ body-frame mass
+    # E(q), Mt(q) = E^T G E and dMt/dq depend on the velocity fields only: the 2D kernels' methods
+    _coefficients = FloatingFrameMass._coefficients
+    _coefficient_derivative = FloatingFrameMass._coefficient_derivative
+    body_mass = FloatingFrameMass.body_mass
+    body_mass_derivative = FloatingFrameMass.body_mass_derivative
+
+    def body_momentum(self, q: np.ndarray, w: np.ndarray) -> np.ndarray:
+        """Mt(q) w = E^T G (E w) (B, n_w), without forming Mt."""
+        E = self._coefficients(q)
+        return np.einsum("bzw,bz->bw", E, _product(np.einsum("bzw,bw->bz", E, w), self.fields.G))
+
+    @staticmethod
+    def _body(R: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """w = (R^T v_r, R^T v_omega, v_q) (B, n_x) for spatial components v (B, n_x)."""
+        w = v.astype(np.result_type(R, v))                                             # a copy
+        w[:, :3], w[:, 3:6] = _apply_transpose(R, v[:, :3]), _apply_transpose(R, v[:, 3:6])
+        return w
+
+    @staticmethod
+    def _spatial(R: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """P^T y = (R y_V, R y_Omega, y_q) (B, n_x) for body-frame components y (B, n_w)."""
+        out = y.copy()
+        out[:, :3], out[:, 3:6] = _apply(R, y[:, :3]), _apply(R, y[:, 3:6])
+        return out
+
+    # --------------------------------------------------------- energy, momentum
+    def mass_matrix(self, u: np.ndarray) -> np.ndarray:
+        """Mg(psi, q) = P^T Mt P (n_el, n_x, n_x), P = blockdiag(R^T, R^T, I)."""
+        R = exp_map(u[:, 3:6])
+        P = np.zeros(u.shape + (u.shape[1],))
+        P[:, :3, :3] = P[:, 3:6, 3:6] = np.transpose(R, (0, 2, 1))
+        idx = np.arange(6, u.shape[1])
+        P[:, idx, idx] = 1.0
+        return np.transpose(P, (0, 2, 1)) @ self.body_mass(u[:, 6:]) @ P
+
+    def momentum(self, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """p = Mg v (n_el, n_x): the global linear momentum (kg m/s), the spatial angular momentum
+        R p_Omega about the frame origin (kg m^2/s), the modal momenta."""
+        R = exp_map(u[:, 3:6])
+        return self._spatial(R, self.body_momentum(u[:, 6:], self._body(R, v)))
+
+    def kinetic_energy(self, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """T = 1/2 w^T Mt w (n_el,), J."""
+        w = self._body(exp_map(u[:, 3:6]), v)
+        return 0.5 * np.einsum("bi,bi->b", w, self.body_momentum(u[:, 6:], w))
+
+    def energy_and_angular_momentum(self, u: np.ndarray, v: np.ndarray, stretch: np.ndarray | None = None
+                                    ) -> tuple[float, np.ndarray]:
+        """Sums over the elements of T (J) and of the angular momentum about the global origin,
+        L = r x p_r + R p_Omega (3,), kg m^2/s; ``stretch`` is not used (no directors)."""
+        p = self.momentum(u, v)
+        L = np.cross(self.X + u[:, :3], p[:, :3]) + p[:, 3:6]
+        return float(0.5 * np.einsum("bi,bi->", p, v)), L.sum(axis=0)
+
+    # ---------------------------------------------------------------- end point
+    def _end_point_force(self, R: np.ndarray, q: np.ndarray, v: np.ndarray, a: np.ndarray) -> np.ndarray:
+        """Lagrange's inertia force (B, n_x) at the frame rotation R (B, 3, 3) (module docstring)."""
+        acc = a.copy()
+        acc[:, :3] = a[:, :3] - np.cross(v[:, 3:6], v[:, :3])                         # R V' = rddot - omega x rdot
+        w, wd = self._body(R, v), self._body(R, acc)
+        Mt, dMt = self.body_mass(q), self.body_mass_derivative(q)
+        p = np.einsum("bij,bj->bi", Mt, w)                                             # body-frame momenta
+        body = np.einsum("bij,bj->bi", Mt, wd) + np.einsum("bk,bkij,bj->bi", v[:, 6:], dMt, w)
+        body[:, :3] += np.cross(w[:, 3:6], p[:, :3])
+        body[:, 3:6] += np.cross(w[:, 3:6], p[:, 3:6]) + np.cross(w[:, :3], p[:, :3])
+        body[:, 6:] -= 0.5 * np.einsum("bi,bkij,bj->bk", w, dMt, w)
+        return self._spatial(R, body)
+
+    def end_point_inertia(self, u: np.ndarray, v: np.ndarray, a: np.ndarray, dv_du: float = 0.0, da_du: float = 0.0,
+                          tangent: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+        """Lagrange inertia force (n_el, n_x) at one state, a = (rddot, omegadot (spatial), qddot), and
+        its derivative along an end-point scheme's kinematics, dF/d(u, spin) + dv_du dF/dv + da_du dF/da
+        (n_el, n_x, n_x; at the rotations w.r.t. a spin of R at fixed v, a), or None."""
+        R = exp_map(u[:, 3:6])
+        if not tangent:
+            return self._end_point_force(R, u[:, 6:], v, a), None
+        n = u.shape[1]
+        R_rows, q_rows, v_rows, a_rows = (np.repeat(x, n, axis=0) for x in (R, u[:, 6:], v, a))
+
+        def force(dz: np.ndarray) -> np.ndarray:
+            return self._end_point_force(R_rows + _hat(dz[:, 3:6]) @ R_rows, q_rows + dz[:, 6:],
+                                         v_rows + dv_du * dz, a_rows + da_du * dz)
+
+        return _complex_step(force, u)
+
+    # --------------------------------------------------------------- mid-point
+    @staticmethod
+    def chart_increment(u0: np.ndarray, u1: np.ndarray) -> np.ndarray:
+        """z1 (n_el, n_x): the end of a step in the chart about u0, (u1 - u0 on r and q, the Cayley
+        parameters w with exp(hat(psi1)) = cay(w) exp(hat(psi0))), the mid-point scheme's increment."""
+        z = u1 - u0
+        z[:, 3:6] = cayley_between(u0[:, 3:6], u1[:, 3:6])
+        return z
+
+    def mid_point_velocity(self, u0: np.ndarray, u1: np.ndarray, v0: np.ndarray, dt: float) -> np.ndarray:
+        """The body's end velocity v1 (n_el, n_x) of a mid-point step: zdot1 = 2 z1/dt - v0 in the chart,
+        the spatial angular velocity omega1 = D(w1) wdot1."""
+        z1 = self.chart_increment(u0, u1)
+        v1 = 2.0 * z1 / dt - v0
+        v1[:, 3:6] = _apply(_cayley_differential(z1[:, 3:6]), v1[:, 3:6])
+        return v1
+
+    def _chart_form(self, R0: np.ndarray, q0: np.ndarray, z: np.ndarray, za: np.ndarray, zb: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray]:
+        """phi = za^T Mz(z) zb = wa^T Mt wb (B,) and d phi/dz (B, n_x) (zero on r).
+
+        With R = cay(w) R0, dR R^T = hat(D dw) and D = s (I + hat(w)/2), s = 1/(1 + w.w/4):
+        d(R^T y)/dw = R^T hat(y) D and d(R^T D wdot)/dw = R^T (hat(omega) D - s hat(wdot)/2 -
+        s omega w^T/2), omega = D wdot."""
+        w = z[:, 3:6]
+        R, D, q = _cayley(w) @ R0, _cayley_differential(w), q0 + z[:, 6:]
+        omega_a, omega_b = _apply(D, za[:, 3:6]), _apply(D, zb[:, 3:6])
+        wa, wb = za.astype(np.result_type(R, za)), zb.astype(np.result_type(R, zb))
+        wa[:, :3], wb[:, :3] = _apply_transpose(R, za[:, :3]), _apply_transpose(R, zb[:, :3])
+        wa[:, 3:6], wb[:, 3:6] = _apply_transpose(R, omega_a), _apply_transpose(R, omega_b)
+        E = self._coefficients(q)                                                      # (B, n_z, n_w)
+        ea, eb = np.einsum("bzw,bw->bz", E, wa), np.einsum("bzw,bw->bz", E, wb)          # zeta (B, n_z)
+        Gea, Geb = _product(ea, self.fields.G), _product(eb, self.fields.G)            # G symmetric
+        phi = np.einsum("bi,bi->b", ea, Geb)
+        pa, pb = np.einsum("bzw,bz->bw", E, Gea), np.einsum("bzw,bz->bw", E, Geb)        # Mt wa, Mt wb
+        grad = np.zeros(z.shape, dtype=phi.dtype)
+        s = _cayley_scale(w)[:, None]
+        for y, wdot, omega, p in ((za[:, :3], za[:, 3:6], omega_a, pb), (zb[:, :3], zb[:, 3:6], omega_b, pa)):
+            p_v, p_w = _apply(R, p[:, :3]), _apply(R, p[:, 3:6])                          # spatial
+            grad[:, 3:6] += (_apply_transpose(D, np.cross(p_v, y) - np.cross(omega, p_w))
+                             + 0.5 * s * (np.cross(wdot, p_w) - w * np.einsum("bi,bi->b", omega, p_w)[:, None]))
+        # d phi/dq_k = (G zeta_b) . dE_k w_a + (G zeta_a) . dE_k w_b, dE_k = E1[k] + 2 q_l E2[k, l]
+        B, n = q.shape
+        outer = (Geb[:, :, None] * wa[:, None, :] + Gea[:, :, None] * wb[:, None, :]).reshape(B, -1)
+        second = _product(outer, self.fields.E2_flat_T).reshape(B, n, n)
+        grad[:, 6:] = _product(outer, self.fields.E1_flat_T) + 2.0 * np.einsum("bkl,bl->bk", second, q)
+        return phi, grad
+
+    def _chart_momentum(self, R0: np.ndarray, q0: np.ndarray, z: np.ndarray, zdot: np.ndarray) -> np.ndarray:
+        """Mz(z) zdot = (R p_V, D^T R p_Omega, p_q) (B, n_x), p = Mt(q) P(z) zdot."""
+        w = z[:, 3:6]
+        R, D = _cayley(w) @ R0, _cayley_differential(w)
+        v = zdot.astype(np.result_type(R, zdot))
+        v[:, 3:6] = _apply(D, zdot[:, 3:6])
+        out = self._spatial(R, self.body_momentum(q0 + z[:, 6:], self._body(R, v)))
+        out[:, 3:6] = _apply_transpose(D, out[:, 3:6])
+        return out
+
+    _correction = FloatingFrameMass._correction      # Gonzalez's correction, on the chart increment
+
+    def _mid_point_inertia_force(self, R0: np.ndarray, q0: np.ndarray, v0: np.ndarray, z1: np.ndarray,
+                                 dt: float) -> np.ndarray:
+        """F = (Mz(z1) zdot1 - Mz(0) zdot0)/dt - gbar (B, n_x) (module docstring)."""
+        zd1 = 2.0 * z1 / dt - v0
+        p0, p1 = self._chart_momentum(R0, q0, np.zeros_like(z1), v0), self._chart_momentum(R0, q0, z1, zd1)
+        # zdot0^T Mz zdot1 at both ends from the momenta (Mz symmetric)
+        phi0, phi1 = np.einsum("bi,bi->b", p0, zd1), np.einsum("bi,bi->b", v0, p1)
+        half_grad = 0.5 * self._chart_form(R0, q0, 0.5 * z1, v0, zd1)[1]
+        remainder = 0.5 * (phi1 - phi0) - np.einsum("bi,bi->b", z1, half_grad)
+        return (p1 - p0) / dt - half_grad - self._correction(remainder, z1)
+
+    def mid_point_inertia(self, u0: np.ndarray, u1: np.ndarray, v0: np.ndarray, stretch0: np.ndarray | None,
+                          dt: float, tangent: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+        """Inertia force of the step F (n_el, n_x), conjugate to the chart increment z1
+        (:meth:`chart_increment`), with F . z1 = T1 - T0 exactly (T1 with :meth:`mid_point_velocity`),
+        and dF/dz1 (n_el, n_x, n_x) (None without ``tangent``); ``stretch0`` is not used."""
+        R0, q0, z1 = exp_map(u0[:, 3:6]), u0[:, 6:], self.chart_increment(u0, u1)
+        if not tangent:
+            return self._mid_point_inertia_force(R0, q0, v0, z1, dt), None
+        n = u1.shape[1]
+        R0_rows, q0_rows, v0_rows, z1_rows = (np.repeat(x, n, axis=0) for x in (R0, q0, v0, z1))
+        return _complex_step(lambda dz: self._mid_point_inertia_force(R0_rows, q0_rows, v0_rows, z1_rows + dz, dt),
+                             z1)
+
+    # ------------------------------------------------------------------ gravity
+    def _first_moment(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """S(q) (B, 3) kg m and dS/dq (B, n_m, 3)."""
+        B, n = q.shape
+        qS2 = _product(q, self.S2.reshape(n, 3 * n)).reshape(B, n, 3)                  # sum_k q_k S2[k, l, :]
+        S = self.S0 + _product(q, self.S1) + np.einsum("bl,blj->bj", q, qS2)
+        return S, self.S1 + 2.0 * qS2
+
+    def gravity_potential(self, u: np.ndarray, g: np.ndarray) -> np.ndarray:
+        """V = -g . (m r + R S(q)) (n_el,), J, of the uniform field g (3,) m/s^2."""
+        S, _ = self._first_moment(u[:, 6:])
+        return -(self.mass * (self.X + u[:, :3]) + _apply(exp_map(u[:, 3:6]), S)) @ g
+
+    def _gravity_gradient(self, R: np.ndarray, q: np.ndarray, g: np.ndarray) -> np.ndarray:
+        """-dV/d(r, spin, q) (B, n_x): (m g, (R S) x g, dS/dq R^T g)."""
+        S, dS = self._first_moment(q)
+        F = np.empty((len(q), 6 + q.shape[1]), dtype=np.result_type(R, q))
+        F[:, :3] = self.mass * g
+        F[:, 3:6] = np.cross(_apply(R, S), g)
+        F[:, 6:] = np.einsum("bkj,bj->bk", dS, _apply_transpose(R, np.broadcast_to(g, S.shape)))
+        return F
+
+    def gravity_force(self, u: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """F = -dV/d(x, spin) (n_el, n_x), N, N m, and dF/d(x, spin) (n_el, n_x, n_x)."""
+        n = u.shape[1]
+        R_rows, q_rows = np.repeat(exp_map(u[:, 3:6]), n, axis=0), np.repeat(u[:, 6:], n, axis=0)
+        return _complex_step(lambda dz: self._gravity_gradient(R_rows + _hat(dz[:, 3:6]) @ R_rows,
+                                                               q_rows + dz[:, 6:], g), u)
+
+    def _chart_gravity_potential(self, r0: np.ndarray, R0: np.ndarray, q0: np.ndarray, z: np.ndarray,
+                                 g: np.ndarray) -> np.ndarray:
+        """V(z) = -g . (m (r0 + dr) + cay(w) R0 S(q0 + dq)) (B,)."""
+        S, _ = self._first_moment(q0 + z[:, 6:])
+        return -(self.mass * (r0 + z[:, :3]) + _apply(_cayley(z[:, 3:6]) @ R0, S)) @ g
+
+    def _mid_point_gravity_force(self, r0: np.ndarray, R0: np.ndarray, q0: np.ndarray, z1: np.ndarray,
+                                 g: np.ndarray) -> np.ndarray:
+        """-grad_z V(z1/2) plus the correction making F . z1 = V(0) - V(z1) exact (B, n_x); on w,
+        -dV/dw = D^T ((R S) x g)."""
+        zm = 0.5 * z1
+        F = self._gravity_gradient(_cayley(zm[:, 3:6]) @ R0, q0 + zm[:, 6:], g)
+        F[:, 3:6] = _apply_transpose(_cayley_differential(zm[:, 3:6]), F[:, 3:6])
+        remainder = (self._chart_gravity_potential(r0, R0, q0, np.zeros_like(z1), g)
+                     - self._chart_gravity_potential(r0, R0, q0, z1, g) - np.einsum("bi,bi->b", z1, F))
+        return F + self._correction(remainder, z1)
+
+    def mid_point_gravity(self, u0: np.ndarray, u1: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Gravity force over a step (n_el, n_x), conjugate to the chart increment z1, with F . z1 =
+        V(u0) - V(u1) exactly, and its derivative w.r.t. z1 (n_el, n_x, n_x)."""
+        z1 = self.chart_increment(u0, u1)
+        n = u1.shape[1]
+        r0, R0, q0 = self.X + u0[:, :3], exp_map(u0[:, 3:6]), u0[:, 6:]
+        rows = [np.repeat(x, n, axis=0) for x in (r0, R0, q0, z1)]
+        return _complex_step(lambda dz: self._mid_point_gravity_force(*rows[:3], rows[3] + dz, g), z1)
