@@ -65,7 +65,7 @@ def main(quick: bool = False, out_dir: str | Path = "example-output") -> dict[st
     # overwrite=True: the example re-writes its own output file on every run
     history = fm.integrate(asm, T1 / 10, periods * T1, v0=v0, save_to=out / "flying_beam.h5", overwrite=True)
     free = np.array(history.t) > T1                     # after the load
-    E = history.total_energy[free]
+    E = history.total[free]
     L = np.array(history.angular_momentum)[free]
     errors = {"energy_error": float(np.abs(E - E[0]).max() / history.kinetic[0]),
               "momentum_error": float(np.linalg.norm(L - L[0], axis=1).max() / np.linalg.norm(L[0]))}

@@ -102,7 +102,7 @@ def main(quick: bool = False, out_dir: str | Path = "example-output") -> dict[st
     energy_error = float(np.abs(history.energy_error()).max())
     ringing = float(np.ptp(deflection[t > MOVE + 0.1])) / 2.0 if t[-1] > MOVE + 0.1 else float("nan")
 
-    speeds = np.linspace(0.0, 2.0 * data.frequencies[0], 5 if quick else 13)
+    speeds = np.linspace(0.0, 2.0 * data.omega[0], 5 if quick else 13)
     diagram = fm.campbell(on_hub(data, True), speeds, n_modes=2)
     # the linear body: lowest oscillation frequency and largest growth rate per speed, about the
     # undeformed radial state (it has no unique relative equilibrium at Omega = omega_0)
@@ -133,7 +133,7 @@ def main(quick: bool = False, out_dir: str | Path = "example-output") -> dict[st
         ax.plot(speeds, tracked[:, k], "o-", ms=3, color=f"C{k}", label=f"stiffened, in-plane mode {k + 1}")
     ax.plot(speeds, linear_frequency, "s--", ms=3, mfc="none", color="C3", label="NOT stiffened: mode 1 frequency")
     ax.plot(speeds, linear_growth, "x:", color="C3", label="NOT stiffened: growth rate (1/s)")
-    w0 = data.frequencies[0]
+    w0 = data.omega[0]
     low = speeds[speeds <= w0]
     ax.plot(low, np.sqrt(w0**2 + 0.1933 * low**2), "k:", lw=1, label="Southwell, low speed")
     ax.set(xlabel="hub speed Omega (rad/s)", ylabel="rad/s", title="Campbell diagram of the forearm on a hub")

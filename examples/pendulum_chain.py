@@ -58,7 +58,7 @@ def main(quick: bool = False, out_dir: str | Path = "example-output") -> dict[st
     # overwrite=True: the example re-writes its own output file on every run
     history = fm.integrate(asm, DT, 0.5 if quick else T_END, save_to=out / "pendulum_chain.h5", overwrite=True)
     # energy error relative to the largest kinetic energy (the chain starts at rest)
-    error = float(np.abs(history.total_energy - history.total_energy[0]).max() / max(history.kinetic))
+    error = float(np.abs(history.total - history.total[0]).max() / max(history.kinetic))
     print(f"{history.n_steps - 1} steps of {DT} s: largest |E - E0| / K_max = {error:.2e}, "
           f"{history.cutbacks} cut-backs")
 

@@ -66,12 +66,12 @@ def main(quick: bool = False, out_dir: str | Path = "example-output") -> dict[st
     history = fm.integrate(asm, DT, 0.3 if quick else T_END, u0=u0, v0=v0)
     balance = float(history.energy_error().max())
     print(f"{history.n_steps - 1} steps: |K + V + dissipated - E0| / K0 <= {balance:.1e}, "
-          f"dissipated {history.dissipated_energy[-1]:.4g} J of {history.kinetic[0]:.4g} J")
+          f"dissipated {history.dissipated[-1]:.4g} J of {history.kinetic[0]:.4g} J")
     fig = plot_history(history, [f"ux@{slider.node}", "kinetic", "strain", "dissipated", "total"],
                        title="slider-crank with a spring-damper on the slider")
     fig.savefig(out / "slider_crank_spring_damper.png", dpi=110)
     return {"energy_error": balance, "kinetic_left": float(history.kinetic[-1] / history.kinetic[0]),
-            "dissipated": float(history.dissipated_energy[-1]), "kinetic0": float(history.kinetic[0])}
+            "dissipated": float(history.dissipated[-1]), "kinetic0": float(history.kinetic[0])}
 
 
 if __name__ == "__main__":

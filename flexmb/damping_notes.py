@@ -21,7 +21,7 @@ def damping_notes(model: Any) -> dict[str, str]:
             parts.append(f"Rayleigh alpha = {g.rayleigh.alpha:.4g} 1/s, beta = {g.rayleigh.beta:.4g} s")
         modal = getattr(g, "modal_damping", None)
         if modal is not None:                                  # 2 zeta_k omega_k, 1/s
-            ratios = np.asarray(modal) / (2.0 * np.asarray(g.data.frequencies))
+            ratios = np.asarray(modal) / (2.0 * np.asarray(g.data.omega))
             parts.append("modal damping ratios " + ", ".join(f"{z:.4g}" for z in np.ravel(ratios)))
         c = np.ravel(getattr(g, "c", np.zeros(0)))
         if np.any(c):

@@ -115,15 +115,15 @@ def test_spin_frequencies_take_the_hub_radius(dim):
     assembled = assembled_spin_frequencies(data, speed, n)
     omega = np.array([0.0, 0.0, speed])
     offset = [0.5, 0.0, 0.0] if dim == 3 else [0.5, 0.0]
-    hub = data.spin_frequencies(omega, offset=offset)[:n]
+    hub = data.spin_omega(omega, offset=offset)[:n]
     miss = np.abs(hub / assembled - 1.0).max()
     assert miss < 5e-4, f"with the offset {hub} vs assembled {assembled}: off by {miss:.2e}"
-    axis_at_root = data.spin_frequencies(omega)[:n]
+    axis_at_root = data.spin_omega(omega)[:n]
     assert axis_at_root[-1] < 0.9 * assembled[-1], "the offset must stiffen the blade"
-    np.testing.assert_array_equal(data.spin_frequencies(omega, stiffening=False, offset=offset),
-                                  data.spin_frequencies(omega, stiffening=False))
+    np.testing.assert_array_equal(data.spin_omega(omega, stiffening=False, offset=offset),
+                                  data.spin_omega(omega, stiffening=False))
     with pytest.raises(fm.ModelError, match="spin_matrices: offset must have 3 components"):
-        data.spin_frequencies(omega, offset=[0.5])
+        data.spin_omega(omega, offset=[0.5])
 
 
 @pytest.mark.parametrize("arguments, message", [

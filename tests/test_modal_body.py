@@ -221,14 +221,14 @@ def test_stiffened_modal_body_matches_corotational_spin(dim: int) -> None:
     data = ModalBodyData.from_model(_cantilever(dim), frame_node=0, n_modes=4 if dim == 3 else 2)
     n = 2 if dim == 3 else 1                                     # 3D: lag 1 < flap 1; 2D: lag 1
     for speed in (1.0, 3.0, 5.0):
-        modal = data.spin_frequencies(np.array([0.0, 0.0, speed]))[:n]
+        modal = data.spin_omega(np.array([0.0, 0.0, speed]))[:n]
         fe = _fe_frequencies(dim, speed, n)
         miss = np.abs(modal / fe - 1.0).max()
         assert miss < SPIN_BOUND, f"lambda = {speed}: modal {modal} vs FE {fe}, off by {miss:.2%}"
-    linear = data.spin_frequencies(np.array([0.0, 0.0, 5.0]), stiffening=False)
+    linear = data.spin_omega(np.array([0.0, 0.0, 5.0]), stiffening=False)
     assert linear[0] < 0.0, f"without stiffening the lag mode must diverge at lambda = 5 > 3.516, got {linear}"
     if dim == 3:
-        omega10 = data.frequencies[0]
+        omega10 = data.omega[0]
         assert abs(linear[1] / omega10 - 1.0) < 1e-9, "unstiffened flap frequency must stay omega_10"
         assert linear[1] < 0.6 * fe[1], f"unstiffened flap {linear[1]:.4f} vs FE {fe[1]:.4f}"
 
@@ -236,10 +236,10 @@ def test_stiffened_modal_body_matches_corotational_spin(dim: int) -> None:
 def test_southwell_coefficient_of_stiffened_modal_body() -> None:
     """Flap mode 1: omega_1^2 = omega_10^2 + K_1 Omega^2 at low speed, K_1 = 1.1933 within 1 %."""
     data = ModalBodyData.from_model(_cantilever(3), frame_node=0, n_modes=4)
-    omega10 = data.frequencies[0]
+    omega10 = data.omega[0]
     low = np.array([0.25, 0.5])
     # flap is the upper of the first two (lag is softened by Omega^2)
-    flap_sq = np.array([data.spin_frequencies(np.array([0.0, 0.0, s]))[1] ** 2 for s in low]) - omega10**2
+    flap_sq = np.array([data.spin_omega(np.array([0.0, 0.0, s]))[1] ** 2 for s in low]) - omega10**2
     k1 = float(np.polyfit(low**2, flap_sq / low**2, 1)[1])
     assert abs(k1 / K1 - 1.0) < 1e-2, f"K1 = {k1:.5f} vs {K1}: off by {k1 / K1 - 1.0:.2%}"
     assert abs(omega10 / (1.87510407**2) - 1.0) < 1e-3, f"omega_10 = {omega10:.6f} vs Euler-Bernoulli 3.516015"
@@ -258,7 +258,7 @@ def test_frame_acceleration_case_matches_prestressed_fe(g: float) -> None:
     modal = np.sqrt(np.linalg.eigvalsh(data.modal_stiffness + data.geometric_stiffness_at({"a_x": -g})))[:2]
     miss = np.abs(modal / fe - 1.0).max()
     assert miss < 1e-3, f"g = {g}: modal {modal} vs FE {fe}, off by {miss:.2e}"
-    bare = data.frequencies[0]
+    bare = data.omega[0]
     assert (modal[0] - bare) * g > 0.1 * abs(g), f"omega_1 {modal[0]:.4f} must move from {bare:.4f} with the load"
 
 

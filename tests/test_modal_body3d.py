@@ -110,7 +110,7 @@ def test_planar_motion_matches_the_2d_body() -> None:
     lag3 = [k for k in range(4) if np.abs(data3.basis[tr3[:, 1], k]).max() > np.abs(data3.basis[tr3[:, 2], k]).max()]
     flap3 = [k for k in range(4) if k not in lag3]
     assert len(lag3) == 2
-    np.testing.assert_allclose(data3.frequencies[lag3], data2.frequencies, rtol=1e-9)
+    np.testing.assert_allclose(data3.omega[lag3], data2.omega, rtol=1e-9)
     # mode signs may differ between the two eigen-solutions: compare up to sign
     sign = np.sign(data3.basis[tr3[-1, 1], lag3] * data2.basis[tr2[-1, 1], :])
 
@@ -146,7 +146,7 @@ def test_linearized_spin_matches_the_spin_matrices(data3d: ModalBodyData) -> Non
     spin = ((0.0, 0.0, 1.0), speed)
     u = fm.relative_equilibrium(model, spin)
     modes = fm.linearize(model, u=u, spin=spin).eigen()
-    expected = np.sort(data3d.spin_frequencies(np.array([0.0, 0.0, speed]), stiffening=True))
+    expected = np.sort(data3d.spin_omega(np.array([0.0, 0.0, speed]), stiffening=True))
     got = np.sort(modes.omega[modes.omega > 1e-6])[:expected.size]
     # the assembly linearizes about the stretched state u (second order in Omega^2 L / frequency^2)
     np.testing.assert_allclose(got, expected, rtol=2e-3)

@@ -265,7 +265,7 @@ def test_natural_mode_of_a_held_3d_body_exports_its_mesh_displacement():
     layout, n = modes.layout, modes.layout.n_nodes
     (mesh,) = layout.modal_meshes
     # the frame held: mode k is the body's own mode k, its mesh moving by Phi q_k (R = I)
-    np.testing.assert_allclose(2.0 * np.pi * np.asarray(modes.parameter), data.frequencies[:2], rtol=1e-9)
+    np.testing.assert_allclose(2.0 * np.pi * np.asarray(modes.parameter), data.omega[:2], rtol=1e-9)
     for k in range(2):
         mode = np.asarray(modes.u[k])
         points, _, point_data, _ = step_mesh_data(modes, k)

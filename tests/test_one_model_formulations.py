@@ -84,7 +84,7 @@ def test_four_bar_same_motion_and_reactions_in_three_formulations():
     # the Taylor reaction formulation (RATTLE velocities) at dt = 0.2 ms, from the same model
     taylor = fm.TaylorSystem.from_model(asm, u0, v0)
     assert [b.name for b in taylor.bodies] == ["crank", "coupler", "rocker"]
-    ht = integrate_taylor(taylor, 2e-4, T_END, velocity_update="rattle", record_every=50)
+    ht = integrate_taylor(taylor, 2e-4, T_END, velocity_update="rattle", output_every=50)
     assert np.allclose(ht.t, times, atol=1e-12)
     taylor_angle_error = np.abs(ht.angle - angle_ref).max()
     taylor_force_error = np.abs(ht.reaction_force - F_ref).max() / scale
@@ -145,7 +145,7 @@ def test_spatial_model_translates_frames_and_rotations():
     taylor = fm.TaylorSystem.from_model(asm, u0, v0)
     position, angle = joint_residuals(taylor, taylor.initial_state())
     assert position.max() < 1e-12 and angle.max() < 1e-12
-    ht = integrate_taylor(taylor, 1e-4, 0.1, velocity_update="rattle", record_every=100)
+    ht = integrate_taylor(taylor, 1e-4, 0.1, velocity_update="rattle", output_every=100)
     h = fm.integrate(asm, dt=2e-4, t_end=0.1, u0=u0, v0=v0, progress=False)
     at = np.searchsorted(h.t, ht.t - 1e-12)
     # measured (2026-11): 5.2e-8 m (arm) and 7.6e-7 m (bob) over 0.1 s

@@ -119,8 +119,8 @@ def test_a_restart_at_half_time_equals_the_run_in_one_go(tmp_path, case, scheme)
     assert len(restarts) == 1 and restarts[0].at == first.t[-1], on_disk.format_log()
     # the bookkeeping continues: work and total energy step across the restart as in one go
     k = first.n_steps - 1
-    jump = np.diff(on_disk.total_energy)[k - 1:k + 1]
-    assert np.array_equal(jump, np.diff(one.total_energy)[k - 1:k + 1])
+    jump = np.diff(on_disk.total)[k - 1:k + 1]
+    assert np.array_equal(jump, np.diff(one.total)[k - 1:k + 1])
     assert np.array_equal(np.array(on_disk.work[:k + 1]), np.array(first.work)), "steps before the restart changed"
 
 
@@ -280,10 +280,10 @@ def test_a_restart_refuses_a_changed_model_unless_allowed(tmp_path):
     heavier = fm.integrate(readme_chain(tip_mass=5.0), 0.01, 0.5, restart_from=path, allow_changed=True)
     k = first.n_steps - 1                                                    # the restart step, t = 0.25 s
     v_tip = np.array([heavier.velocity(3, "ux")[k], heavier.velocity(3, "uy")[k]])
-    jump = heavier.total_energy[k + 1] - heavier.total_energy[k]
+    jump = heavier.total[k + 1] - heavier.total[k]
     expected = 0.5 * 5.0 * v_tip @ v_tip
     print(f"kinetic energy {heavier.kinetic[k]:.3f} -> {heavier.kinetic[k + 1]:.3f} J; total energy jump "
           f"{jump:.6f} J, 5 kg |v|^2 / 2 = {expected:.6f} J")
     assert abs(jump - expected) <= 1e-9 * expected, f"the jump misses 5 kg |v_tip|^2 / 2 by {jump - expected:.2e} J"
-    drift = np.abs(heavier.total_energy[k + 1:] - heavier.total_energy[k + 1]).max()
+    drift = np.abs(heavier.total[k + 1:] - heavier.total[k + 1]).max()
     assert drift <= 1e-9 * expected, f"the changed model's energy drifts by {drift:.2e} J after the restart"

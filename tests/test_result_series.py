@@ -54,7 +54,7 @@ def test_energy_error_since_the_end_of_a_load_phase():
     after = h.energy_error(since=PULSE_END)
     k = int(np.flatnonzero(np.isclose(h.t, PULSE_END))[0])
     assert after.shape == (h.n_steps - k,)
-    E = h.total_energy
+    E = h.total
     assert np.allclose(after, np.abs(E[k:] - E[k]) / h.kinetic[k], rtol=1e-12, atol=0.0)
     assert after.max() < 1e-10, after.max()
     # from the start at rest (K(0) = 0) the scale is the largest kinetic energy

@@ -49,7 +49,7 @@ def test_fine_spin_up_meshes_run_without_cutback(n, dt, steps):
     notes = [e for e in h.events if e.kind == "round-off"]
     assert len(notes) == 1 and "round-off floor" in notes[0].message
     # the work of the driven root balances the energy to round-off of the largest kinetic energy
-    assert np.abs(h.total_energy - h.total_energy[0]).max() <= 1e-6 * max(np.max(h.kinetic), 1e-30)
+    assert np.abs(h.total - h.total[0]).max() <= 1e-6 * max(np.max(h.kinetic), 1e-30)
 
 
 def test_fine_mesh_steps_end_where_the_coarse_meshes_converge_to():

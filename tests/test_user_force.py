@@ -110,7 +110,7 @@ def test_linear_user_spring_moves_as_add_spring_and_keeps_the_balance():
     assert runs[1].energy_error().max() < 1e-8
     # what the springs store, the user forces book as (negative) dissipation
     stored = np.array(runs[0].strain) - runs[0].strain[0]
-    assert np.abs(runs[1].dissipated_energy - stored).max() < 1e-8 * np.abs(stored).max()
+    assert np.abs(runs[1].dissipated - stored).max() < 1e-8 * np.abs(stored).max()
     assert np.abs(stored).max() > 0.1 * runs[0].kinetic[0], "the springs were hardly stretched"
 
 
@@ -133,7 +133,7 @@ def test_user_damper_matches_add_damper(scheme):
     runs = [fm.integrate(fm.Assembly(_oscillator(user)), dt=0.01, t_end=2.0, v0=np.array([1.5, 0.0]), scheme=scheme)
             for user in (False, True)]
     assert np.abs(np.array(runs[0].u) - np.array(runs[1].u)).max() < 1e-10
-    D = [r.dissipated_energy for r in runs]
+    D = [r.dissipated for r in runs]
     assert np.abs(D[0] - D[1]).max() < 1e-10 * D[0][-1]
     assert D[0][-1] > 0.3 * runs[0].kinetic[0], "the damper hardly dissipated"
 
@@ -155,7 +155,7 @@ def test_quadratic_drag_on_a_pendulum_dissipates_monotonically():
     # K + V (gravity is booked as the work W of the loads): the drag's mid-point dissipation per step,
     # c |v_m|^3 dt, is >= 0 exactly; K + V follows it to the Newton tolerance (measured 4e-13 J)
     mechanical = np.array(history.kinetic) + np.array(history.strain) - np.array(history.work)
-    D = history.dissipated_energy
+    D = history.dissipated
     assert np.all(np.diff(D) >= 0.0)
     assert np.all(np.diff(mechanical) < 1e-9 * mechanical[0])
     assert abs(D[-1] - (mechanical[0] - mechanical[-1])) < 1e-8 * mechanical[0]

@@ -23,7 +23,7 @@ elastic modes of a        ``n_elastic_modes`` (the rigid-body       --          
 free-interface reduction  modes come on top)
 load factor of a state    ``load_factor``                           --          ``linear_buckling(load_factor_pre=)``,
                                                                                 ``BucklingResult.load_factor_pre``;
-                                                                                ``StaticPath.record(lam)`` (pending)
+                                                                                ``StaticPath.record(lam)``
 start load factor of a    ``load_factor0`` (as ``u0``, ``t0``)      --          ``arc_length(lam0=)``
 path
 load factors of a path,   ``load_factors``                          --          --
@@ -36,9 +36,11 @@ steady spin               ``spin=(axis, speed, centre)``; in        rad/s, m    
 spin speeds of a sweep    ``speeds``                                rad/s       --
 energies of a time        the series ``kinetic``, ``strain``,       J           ``TimeHistory.dissipated_energy``,
 history                   ``work``, ``potential``, ``dissipated``,              ``.total_energy``, ``.joint_work_done``
-                          ``joint_work``, ``total``                             (pending)
+                          ``joint_work``, ``total``
 end time, start time,     ``t_end``, ``t0``, ``dt``                 s           never ``tend``, ``t_final``, ``tmax``
 step
+output stride             ``output_every``                          --          ``record_every`` (partitioned,
+                                                                                closing and Taylor runs)
 the model an analysis     ``model``: a Model or its Assembly        --          ``system_matrices(asm=)``,
 takes                                                                           ``consistent_initial_state(asm=)``
 design change             ``changes``: variable -> the amount       the         --
@@ -49,10 +51,6 @@ design change             ``changes``: variable -> the amount       the         
 target frequencies        ``target_hz`` (argument), ``targets_hz``  Hz          --
                           (result)
 ========================  ========================================  ==========  ========================================
-
-"(pending)": the class lives in a module another change is moving (``flexmb/results``,
-``flexmb/elements/modal_body_data.py``); :data:`PENDING` lists those spellings, and
-:func:`test_pending_spellings_are_still_there` fails once one is renamed, so the entry is removed.
 
 Unknown keywords: every public function and the public methods of the analysis and result classes
 raise :class:`flexmb.checks.KeywordError` (a ModelError and a TypeError) naming the closest keyword,
@@ -73,7 +71,8 @@ from flexmb.checks import KeywordError
 #: parameter names that are a second spelling of a concept in the table (or a generic stray)
 OLD_PARAMETERS = {"lam": "multipliers or load_factor", "lam0": "load_factor0", "load_factor_pre": "load_factor",
                   "spin_axis": "spin", "centre": "spin", "tend": "t_end", "t_final": "t_end", "tfinal": "t_end",
-                  "tmax": "t_end", "t_max": "t_end", "t_stop": "t_end", "tstart": "t0", "t_start": "t0"}
+                  "tmax": "t_end", "t_max": "t_end", "t_stop": "t_end", "tstart": "t0", "t_start": "t0",
+                  "record_every": "output_every"}
 #: attribute names that are a second spelling of a concept in the table
 OLD_ATTRIBUTES = {"damped_frequencies": "omega", "natural_frequencies": "omega", "frequencies": "omega",
                   "load_factor_pre": "load_factor", "lam": "multipliers", "dissipated_energy": "dissipated",
@@ -89,18 +88,6 @@ RESULT_CLASSES = {
 #: classes that hold modes: each gives omega (rad/s) and frequencies_hz (Hz)
 MODAL_RESULTS = ("NaturalModes", "LinearModes", "CampbellDiagram", "CmsModes", "ReducedBasis", "ModifiedModes",
                  "Sensitivity", "ModalBodyData")
-
-#: old spellings still in modules another change is moving; the lead renames them afterwards
-#: (class, name) -> the new spelling
-PENDING = {("TimeHistory", "dissipated_energy"): "dissipated", ("TimeHistory", "total_energy"): "total",
-           ("TimeHistory", "joint_work_done"): "joint_work", ("ModalBodyData", "frequencies"): "omega",
-           ("ModalBodyData", "spin_frequencies"): "spin_omega", ("StaticPath.record", "lam"): "load_factor"}
-#: modal results in those modules that do not give omega and frequencies_hz yet
-PENDING_OMEGA = {"ModalBodyData"}
-#: public functions and classes whose keywords are not checked yet (modules another change is editing)
-PENDING_KEYWORDS = {"integrate_closing", "integrate_partitioned", "integrate_taylor", "load_result",
-                    "TimeHistory", "StaticPath", "Result", "ModeShapes", "ModalBodyData", "PartitionedRun"}
-
 
 def _namespaces():
     return {"flexmb": fm, "flexmb.cms": cms}
@@ -167,32 +154,18 @@ def test_result_classes_use_one_name_per_concept():
     for cname, cls in _result_classes():
         for a in _attributes(cls):
             generic = a == "frequencies" or a.endswith("_frequencies")      # rad/s is omega, Hz is *_hz
-            if (a in OLD_ATTRIBUTES or generic) and (cname, a) not in PENDING:
+            if a in OLD_ATTRIBUTES or generic:
                 wrong.append(f"{cname}.{a}: use {OLD_ATTRIBUTES.get(a, 'omega (rad/s) or frequencies_hz (Hz)')}")
         for mname, fn in _methods(cls):
             for p in _parameters(fn):
-                if p in OLD_PARAMETERS and (f"{cname}.{mname}", p) not in PENDING:
+                if p in OLD_PARAMETERS:
                     wrong.append(f"{cname}.{mname}({p}=): use {OLD_PARAMETERS[p]}")
     assert not wrong, "second spellings on result classes:\n" + "\n".join(wrong)
 
 
-def test_pending_spellings_are_still_there():
-    """Once a pending rename is applied, its entry must leave PENDING (and its shim be tested here)."""
-    classes = dict(_result_classes())
-    for (where, name), new in PENDING.items():
-        cname, _, method = where.partition(".")
-        cls = classes[cname]
-        present = name in _parameters(getattr(cls, method)) if method else name in _attributes(cls)
-        assert present, f"{where}.{name} is renamed ({new}): remove it from PENDING and test its shim"
-    for cname in PENDING_OMEGA:
-        assert "omega" not in _attributes(classes[cname]), f"{cname}.omega exists: remove it from PENDING_OMEGA"
-        assert "frequencies_hz" not in _attributes(classes[cname]), \
-            f"{cname}.frequencies_hz exists: remove it from PENDING_OMEGA"
-
-
 def test_every_modal_result_gives_omega_and_frequencies_hz():
     missing = [f"{cname}.{a}" for cname, cls in _result_classes() if cname in MODAL_RESULTS
-               for a in ("omega", "frequencies_hz") if a not in _attributes(cls) and cname not in PENDING_OMEGA]
+               for a in ("omega", "frequencies_hz") if a not in _attributes(cls)]
     assert not missing, f"modal results without their frequencies: {missing}"
 
 
@@ -236,8 +209,7 @@ def test_every_public_function_suggests_the_keyword_it_meant():
     unchecked = []
     for name, fn in _public_functions():
         if not hasattr(fn, "renamed_keywords"):
-            if name not in PENDING_KEYWORDS:
-                unchecked.append(name)
+            unchecked.append(name)
             continue
         for p in _parameters(fn):
             with pytest.raises(KeywordError, match=_suggestion(p)):
@@ -249,8 +221,6 @@ def test_every_result_method_suggests_the_keyword_it_meant():
     unchecked = []
     classes = list(_result_classes()) + [("Model", fm.Model)]
     for cname, cls in classes:
-        if cname in PENDING_KEYWORDS:
-            continue
         for mname, fn in _methods(cls):
             if not hasattr(fn, "renamed_keywords"):
                 unchecked.append(f"{cname}.{mname}")
@@ -259,18 +229,6 @@ def test_every_result_method_suggests_the_keyword_it_meant():
                 with pytest.raises(KeywordError, match=_suggestion(p)):
                     fn(None, **{_typo(p): 1.0})
     assert not unchecked, f"public methods without the keyword check: {unchecked}"
-
-
-def test_pending_keyword_checks_are_still_pending():
-    """Once a pending function or class is checked, its entry must leave PENDING_KEYWORDS."""
-    classes = dict(_result_classes())
-    functions = dict(_public_functions())
-    for item in PENDING_KEYWORDS:
-        if item in functions:
-            done = hasattr(functions[item], "renamed_keywords")
-        else:
-            done = all(hasattr(fn, "renamed_keywords") for _, fn in _methods(classes[item]))
-        assert not done, f"{item} checks its keywords now: remove it from PENDING_KEYWORDS"
 
 
 # ------------------------------------------------------------------ a clean namespace
@@ -437,3 +395,57 @@ def test_method_shim_calls_the_new_method_and_is_left_unwrapped():
     assert _is_alias(Spring, "frequencies") and not _is_alias(Spring, "omega")
     with pytest.raises(KeywordError, match="did you mean 'mass'"):
         spring.omega(400.0, masss=4.0)
+
+
+def _cantilever_body() -> cms.ModalBodyData:
+    """A steel-like cantilever of 1 m (EI = 1, rho_A = 1, 10 Beam2D) reduced to 2 frame-clamped modes:
+    omega_1 = 3.516 sqrt(EI / (rho_A L^4)) rad/s (Euler-Bernoulli)."""
+    m = fm.Model(2)
+    nodes = m.add_nodes(np.c_[np.linspace(0.0, 1.0, 11), np.zeros(11)])
+    m.add_beam2d(np.c_[nodes[:-1], nodes[1:]], EA=1e4, EI=1.0, rho_A=1.0, mass="consistent")
+    return cms.ModalBodyData.from_model(m, int(nodes[0]), 2, basis="free-interface")
+
+
+def test_modal_body_data_omega_and_spin_omega_shims():
+    data = _cantilever_body()
+    assert data.omega[0] == pytest.approx(3.516, rel=2e-3)
+    np.testing.assert_allclose(data.frequencies_hz, data.omega / (2.0 * np.pi), rtol=1e-15)
+    np.testing.assert_array_equal(_old(lambda: data.frequencies, "ModalBodyData.omega"), data.omega)
+    spin = np.array([0.0, 0.0, 2.0])
+    new = data.spin_omega(spin)
+    np.testing.assert_array_equal(_old(lambda: data.spin_frequencies(spin), "ModalBodyData.spin_omega()"), new)
+    np.testing.assert_array_equal(_old(lambda: data.spin_omega(omega=spin), "spin_omega(angular_velocity=)"), new)
+    assert new[0] > data.omega[0]                        # a spinning cantilever stiffens (flap)
+    with pytest.raises(KeywordError, match="did you mean 'stiffening'"):
+        data.spin_omega(spin, stifening=False)
+
+
+def test_time_history_energy_shims():
+    model = _pendulum()
+    u0, v0 = fm.consistent_initial_state(model, hold={(0, "rz"): 1.0})
+    h = fm.integrate(model, 0.01, 0.2, u0=u0, v0=v0, progress=False)
+    total = np.array(h.kinetic) + np.array(h.strain) + h.dissipated - np.array(h.work)
+    np.testing.assert_array_equal(h.total, total)
+    assert np.abs(h.total - h.total[0]).max() < 1e-8 * np.abs(h.kinetic).max()
+    np.testing.assert_array_equal(_old(lambda: h.total_energy, "TimeHistory.total"), h.total)
+    np.testing.assert_array_equal(_old(lambda: h.dissipated_energy, "TimeHistory.dissipated"), h.dissipated)
+    np.testing.assert_array_equal(_old(lambda: h.joint_work_done, "TimeHistory.joint_work"), h.joint_work)
+    with pytest.raises(KeywordError, match="did you mean 'since'"):
+        h.energy_error(sinse=0.0)
+
+
+def test_static_path_record_and_output_stride_shims():
+    model = _column()
+    asm = fm.Assembly(model)
+    path = fm.load_control(asm, [0.5])
+    again = fm.StaticPath(path.layout)
+    _old(lambda: again.record(asm, lam=0.5, u=path.u[-1], reaction=path.reactions[-1]), "record(load_factor=)")
+    assert again.load_factors[-1] == 0.5
+    np.testing.assert_array_equal(again.u[-1], path.u[-1])
+    from flexmb.multibody.constrained_system import ConstrainedSystem
+
+    system = ConstrainedSystem.from_assembly(fm.Assembly(_pendulum()))
+    q0, qd0 = np.zeros(3), np.array([LENGTH, 0.0, 1.0])      # turning at 1 rad/s about the pivot
+    new = fm.integrate_partitioned(system, q0, qd0, 0.2, output_every=5)
+    old = _old(lambda: fm.integrate_partitioned(system, q0, qd0, 0.2, record_every=5), "output_every=")
+    np.testing.assert_array_equal(np.asarray(old.t), np.asarray(new.t))

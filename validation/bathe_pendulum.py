@@ -57,7 +57,7 @@ def exact_period() -> float:
 
 def axial_energy_share(h: fm.TimeHistory) -> np.ndarray:
     """Strain energy / total energy at every output time (all strain energy is axial here)."""
-    return np.array(h.strain) / h.total_energy
+    return np.array(h.strain) / h.total
 
 
 def run(quick: bool = False) -> CaseReport:

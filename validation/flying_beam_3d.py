@@ -70,7 +70,7 @@ def invariant_errors(h: fm.TimeHistory) -> tuple[float, float]:
     """Largest |E - E(t_load)| / K(0) and |L - L(t_load)| / |L(0)| after the load has ended."""
     t = np.array(h.t)
     after = t >= T_LOAD - 1e-12 * T1
-    E_ = h.total_energy[after]
+    E_ = h.total[after]
     L = np.array(h.angular_momentum)[after]
     return (float(np.abs(E_ - E_[0]).max() / h.kinetic[0]),
             float(np.linalg.norm(L - L[0], axis=1).max() / np.linalg.norm(h.angular_momentum[0])))
@@ -99,7 +99,7 @@ def run(quick: bool = False) -> CaseReport:
                 report.add(Check.at_most(f"{key}: max |E - E(t_load)| / K0 after the load", dE, 1e-8, SOURCE))
                 report.add(Check.at_most(f"{key}: max |L - L(t_load)| / |L0| after the load", dL, 1e-8, SOURCE))
     h = runs["mid-point dt=T1/10"]
-    strain_share = float(np.max(np.array(h.strain) / h.total_energy))
+    strain_share = float(np.max(np.array(h.strain) / h.total))
     report.add(Check.at_least("mid-point dt=T1/10: largest strain-energy share (the load bends the beam)",
                               strain_share, 1e-4, "the pulse must excite bending"))
     info["largest_strain_energy_share"] = strain_share
@@ -116,7 +116,7 @@ def _figure(asm: fm.Assembly, runs: dict):
     for key, h in runs.items():
         t = np.array(h.t)
         after = t >= T_LOAD - 1e-12 * T1
-        E_ = h.total_energy
+        E_ = h.total
         L = np.array(h.angular_momentum)
         ax1.semilogy(t[after] / T1, np.maximum(np.abs(E_[after] - E_[after][0]) / h.kinetic[0], 1e-17), label=key)
         ax2.semilogy(t[after] / T1, np.maximum(np.linalg.norm(L[after] - L[after][0], axis=1)

@@ -227,7 +227,7 @@ def run(quick: bool = False) -> CaseReport:
     work_error = float(np.abs(drive_work - change).max() / np.abs(change).max())
     report.add(Check.at_most("revolution: max |W_drive - Delta(K + V)| / max |Delta(K + V)|", work_error, 1e-8,
                              "work-energy theorem"))
-    energy = float(np.abs(h.total_energy - h.total_energy[0]).max() / max(h.kinetic))
+    energy = float(np.abs(h.total - h.total[0]).max() / max(h.kinetic))
     report.add(Check.at_most("revolution: max |E - E0| / K_max (E = K - W_gravity - W_drive)", energy, 1e-8,
                              "work-energy theorem"))
     report.info.update({

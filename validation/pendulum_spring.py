@@ -82,7 +82,7 @@ def run(quick: bool = False) -> CaseReport:
         measured[scheme] = {"omega_d": omega, "decrement": delta, "energy_error": float(history.energy_error().max())}
     history = runs["mid-point"]
     E = np.array(history.kinetic) + np.array(history.strain) - np.array(history.work)
-    balance = float(np.abs(E - E[0] + history.dissipated_energy).max() / abs(E[0] - E.min()))
+    balance = float(np.abs(E - E[0] + history.dissipated).max() / abs(E[0] - E.min()))
     report.add(Check.at_most("mid-point: max |K + V + dissipated - E(0)| / (E(0) - min E)", balance, BALANCE_TOL,
                              "exact (mid-point, linear joint spring-damper)"))
     modes = fm.linearize(asm).eigen()

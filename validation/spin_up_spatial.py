@@ -172,7 +172,7 @@ def run(quick: bool = False) -> CaseReport:
     report.add(Check.at_most(f"dt={dt:g}: max joint residual |Phi|, every step", max(h.constraint_residual), 1e-10,
                              "joint equations hold exactly"))
     k_max = float(max(h.kinetic))
-    energy = float(np.abs(h.total_energy - h.total_energy[0]).max() / k_max)
+    energy = float(np.abs(h.total - h.total[0]).max() / k_max)
     report.add(Check.at_most(f"dt={dt:g}: max |K + U - W_drive - E0| / K_max", energy, 1e-8,
                              "energy balance (mid-point scheme, Crisfield & Shi 1993)"))
     info = {"effective_torsion": {"warping_length_m": WARPING_LENGTH, "L_f_m": EFFECTIVE_LENGTH,
@@ -216,7 +216,7 @@ def _figure(runs: list[dict]):
         axes[1].plot(r["t"], r["uz"], lw=1, label=label)
         axes[2].plot(r["t"], r["twist"], lw=1, label=label)
         h = r["h"]
-        axes[3].semilogy(r["t"], np.maximum(np.abs(h.total_energy - h.total_energy[0]) / max(h.kinetic), 1e-17),
+        axes[3].semilogy(r["t"], np.maximum(np.abs(h.total - h.total[0]) / max(h.kinetic), 1e-17),
                          lw=1, label=f"energy, {label}")
         axes[3].semilogy(r["t"], np.maximum(h.constraint_residual, 1e-17), lw=1, ls="--", label=f"|Phi|, {label}")
     axes[0].set_ylabel("in-plane tip deflection u_y (m)")

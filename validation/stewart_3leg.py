@@ -281,7 +281,7 @@ def run(quick: bool = False) -> CaseReport:
                              "third-order closure error, corrected"))
     steps = (DT, DT / 2) if quick else (DT, DT / 2, DT / 4)
     balance = [energy_balance_error(huang)] + [energy_balance_error(integrate_taylor(system, dt, T_END,
-                                                                                     record_every=int(DT / dt)))
+                                                                                     output_every=int(DT / dt)))
                                                for dt in steps[1:]]
     order = float(np.polyfit(np.log(steps), np.log(balance), 1)[0])
     report.add(Check.close("Huang v += a dt: order of the energy-balance error", order, 1.0, 0.3,
@@ -298,7 +298,7 @@ def run(quick: bool = False) -> CaseReport:
     reference, reference_system, z_ref, vz_ref = partitioned_reference(t)
     report.add(Check.at_least("partitioned reference: finished 2.0 s (1 = yes)", float(reference.status == "finished"),
                               1.0, SRC_BLAJER))
-    halved = integrate_taylor(system, DT / 2, T_END, velocity_update="rattle", record_every=2)
+    halved = integrate_taylor(system, DT / 2, T_END, velocity_update="rattle", output_every=2)
     deviation = {}
     for label, h in (("Huang v += a dt, dt = 2 ms", huang), ("second order, dt = 2 ms", second_order),
                      ("second order, dt = 1 ms", halved)):

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 import numpy as np
 import scipy.linalg as sla
 
-from flexmb.checks import ModelError, integer, node_index
+from flexmb.checks import ModelError, integer, methods_keywords_listed, node_index
 from flexmb.cms.component import Component
 from flexmb.cms.reduction import craig_bampton
 from flexmb.elements.modal_body_data import (
@@ -37,6 +37,7 @@ def _load_case_names(dim: int) -> list[str]:
             + [f"ww_{_AXES[j]}{_AXES[k]}" for j, k in pairs])
 
 
+@methods_keywords_listed
 class ModalBodyData(ModalBodyArrays):
     """The data of a modal body (:class:`~flexmb.elements.modal_body_data.ModalBodyArrays`: fields,
     symbols, methods) with its construction from the body's FE model, :meth:`from_model`."""

@@ -486,7 +486,7 @@ class ModalBody(ElementGroup):
         self._element_stiffness[n_f:, n_f:] = data.modal_stiffness
         #: modal damping C = diag(2 zeta_k omega_k) (n_m,), 1/s, or None
         self.modal_damping = None if damping_ratios is None else \
-            2.0 * _damping_ratios(damping_ratios, data.n_modes, what) * data.frequencies
+            2.0 * _damping_ratios(damping_ratios, data.n_modes, what) * data.omega
         modes = [f"q{k + 1}" for k in range(data.n_modes)]
         self.output_units = {**{k: "kg^1/2 m" for k in modes}, **{"Q" + k[1:]: "N kg^-1/2" for k in modes}}
 

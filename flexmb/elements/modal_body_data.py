@@ -80,7 +80,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import scipy.sparse.linalg as spla
 
-from flexmb.checks import ModelError, real_array
+from flexmb.checks import (ModelError, deprecated_alias, deprecated_method, keywords_listed, methods_keywords_listed,
+                           real_array)
 
 if TYPE_CHECKING:
     from flexmb.cms.component import Component
@@ -90,6 +91,7 @@ _AXES = "xyz"
 _STRESS_STEP = 1e-5          # central-difference step (relative to the model size) for the unit stresses
 
 
+@methods_keywords_listed
 @dataclass
 class ModalBodyArrays:
     """Precomputed data of a modal body (module docstring for the symbols): what its element group
@@ -140,9 +142,16 @@ class ModalBodyArrays:
         return self.basis.shape[1]
 
     @property
-    def frequencies(self) -> np.ndarray:
+    def omega(self) -> np.ndarray:
         """omega_k (rad/s) of the body modes with the frame node clamped."""
         return np.sqrt(np.maximum(np.diag(self.modal_stiffness), 0.0))
+
+    @property
+    def frequencies_hz(self) -> np.ndarray:
+        """omega_k / (2 pi) (Hz) of the body modes with the frame node clamped."""
+        return self.omega / (2.0 * np.pi)
+
+    frequencies = deprecated_alias("omega", "ModalBodyData.frequencies")
 
     @property
     def _t(self) -> np.ndarray:
@@ -238,10 +247,12 @@ class ModalBodyArrays:
             return {"ww_zz": float(omega[2] ** 2)}
         return {f"ww_{_AXES[j]}{_AXES[k]}": float(omega[j] * omega[k]) for j in range(3) for k in range(j, 3)}
 
-    def spin_matrices(self, omega: np.ndarray, stiffening: bool = True, offset: np.ndarray | None = None
+    @keywords_listed(renamed={"omega": "angular_velocity"})
+    def spin_matrices(self, angular_velocity: np.ndarray, stiffening: bool = True, offset: np.ndarray | None = None
                       ) -> tuple[np.ndarray, np.ndarray]:
         """Gyroscopic G (n_m, n_m) and stiffness K(omega) (n_m, n_m) of the modal coordinates with the
-        frame turning at the constant body-frame angular velocity omega (3,) about an axis through the
+        frame turning at the constant body-frame angular velocity omega = ``angular_velocity`` (3,,
+        rad/s) about an axis through the
         point ``-offset`` of the body frame: K(omega) = K_e [+ K_G(omega) if ``stiffening``] -
         omega^T J_2 omega.
 
@@ -254,7 +265,7 @@ class ModalBodyArrays:
         instead of 7.82 rad/s at r/L = 0.5, Omega = 5 on the tests' cantilever). Without
         ``stiffening`` the offset changes nothing (the classic linear modal body has no K_G).
         """
-        omega = real_array(omega, "spin_matrices: omega (rad/s)", (3,))
+        omega = real_array(angular_velocity, "spin_matrices: angular_velocity (rad/s)", (3,))
         softening = np.einsum("a,klab,b->kl", omega, self.inertia2, omega)
         Cw = self.rotation_coupling1 @ omega                                       # (n_m, n_m): [l, k]
         K = self.modal_stiffness - 0.5 * (softening + softening.T)
@@ -266,12 +277,14 @@ class ModalBodyArrays:
             K = K + self.geometric_stiffness_at(scalars)
         return Cw - Cw.T, K
 
-    def spin_frequencies(self, omega: np.ndarray, stiffening: bool = True, offset: np.ndarray | None = None
-                         ) -> np.ndarray:
-        """Frequencies (rad/s) of q'' + G q' + K(omega) q = 0 (:meth:`spin_matrices`: the spin axis
+    @keywords_listed(renamed={"omega": "angular_velocity"})
+    def spin_omega(self, angular_velocity: np.ndarray, stiffening: bool = True, offset: np.ndarray | None = None
+                   ) -> np.ndarray:
+        """Angular frequencies (rad/s) of q'' + G q' + K(omega) q = 0 with the frame turning at the
+        body-frame ``angular_velocity`` omega (3,, rad/s) (:meth:`spin_matrices`: the spin axis
         through the frame node unless ``offset`` places the frame node on a hub of that radius),
         ascending; an unstable (divergent) mode gives a negative value -|Re s|."""
-        G, K = self.spin_matrices(omega, stiffening, offset)
+        G, K = self.spin_matrices(angular_velocity, stiffening, offset)
         n = self.n_modes
         A = np.block([[np.zeros((n, n)), np.eye(n)], [-K, -G]])
         s = np.linalg.eigvals(A)
@@ -279,6 +292,8 @@ class ModalBodyArrays:
         out = np.where(growing, -s.real, np.abs(s.imag))
         keep = (s.imag > 0) | growing
         return np.sort(out[keep])[:n]
+
+    spin_frequencies = deprecated_method("spin_omega", "ModalBodyData.spin_frequencies()")
 
 
 def _offset(value, dim: int) -> np.ndarray:

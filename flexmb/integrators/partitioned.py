@@ -28,6 +28,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from flexmb.checks import keywords_listed, methods_keywords_listed
 from flexmb.multibody.constrained_system import ConstrainedSystem
 from flexmb.multibody.partitioning import (SingularChoiceError, choice_criterion, choose_independent, partition,
                                            reduced_dynamics, tangent_gram)
@@ -47,6 +48,7 @@ class IntegrationFailed(RuntimeError):
         self.result = result
 
 
+@methods_keywords_listed
 @dataclass
 class PartitionedRun:
     """Recorded states of a partitioned or closing-condition run.
@@ -184,12 +186,13 @@ def _stop_singular(run: PartitionedRun, t: float, independent: list[int], criter
     run.status, run.message = "singular", f"t = {t:.6g} s: {message}"
 
 
+@keywords_listed(renamed={'record_every': 'output_every'})
 def integrate_partitioned(system: ConstrainedSystem, q0: Sequence[float], qd0: Sequence[float], t_end: float, *,
                           t0: float = 0.0, method: str = "DOP853", rtol: float = 1e-10, atol: float = 1e-12,
                           max_step: float = np.inf, choice: str = "projective",
                           independent: Sequence[int] | None = None, switch_threshold: float = 0.5,
                           singular_tol: float = 1e-6, position_correction: bool = False,
-                          record_every: int = 1, t_eval: Sequence[float] | None = None,
+                          output_every: int = 1, t_eval: Sequence[float] | None = None,
                           progress: bool | None = None, raise_on_failure: bool = False,
                           initial_tol: float = 1e-8) -> PartitionedRun:
     """Integrate the compact partitioned equations from (q0, qd0) at t0 to t_end.
@@ -200,7 +203,7 @@ def integrate_partitioned(system: ConstrainedSystem, q0: Sequence[float], qd0: S
     one (smallest eigenvalue of S_II, cos^2 alpha for one coordinate); "lu" and "svd" only decide
     which set to switch to.
     ``singular_tol``: a fixed set whose criterion falls below it ends the run ("singular").
-    ``record_every``: record every N-th accepted step (the last is always recorded);
+    ``output_every``: record every N-th accepted step (the last is always recorded);
     ``t_eval``: record instead at these times (the solver's dense output), plus where a run stops.
     """
     q = np.array(q0, dtype=float)
@@ -275,7 +278,7 @@ def integrate_partitioned(system: ConstrainedSystem, q0: Sequence[float], qd0: S
                 current, crit, restart = new, crit_new, True
                 qd = partition(C, current, system.a(q, t), system.names).velocities(qd[current])
         state.update({"set": current, "q": q, "qd": qd})
-        if times is None and (run.n_steps % record_every == 0 or t >= t_end):
+        if times is None and (run.n_steps % output_every == 0 or t >= t_end):
             run.record(system, t, q, qd, current, crit, S)
         return restart, False, ",".join(system.names[i] for i in current)
 
@@ -366,11 +369,12 @@ class _Variant:
         return out
 
 
+@keywords_listed(renamed={'record_every': 'output_every'})
 def integrate_closing(system: ConstrainedSystem, variants: Sequence[ClosingVariant], q0: Sequence[float],
                       qd0: Sequence[float], t_end: float, *, t0: float = 0.0, method: str = "DOP853",
                       rtol: float = 1e-10, atol: float = 1e-12, max_step: float = np.inf,
                       variant: int | None = None, switch_threshold: float = 0.5, singular_tol: float = 1e-6,
-                      record_every: int = 1, t_eval: Sequence[float] | None = None,
+                      output_every: int = 1, t_eval: Sequence[float] | None = None,
                       progress: bool | None = None, raise_on_failure: bool = False) -> PartitionedRun:
     """Integrate the minimal equations (1994 eq. 28) with explicit closing conditions.
 
@@ -378,7 +382,7 @@ def integrate_closing(system: ConstrainedSystem, variants: Sequence[ClosingVaria
     step the criterion of each variant's set is computed from the current variant's D and the
     run switches when the current set's value falls below ``switch_threshold`` x the best
     variant's. With a single variant the run stops with status ``"singular"`` when its
-    criterion falls below ``singular_tol``. ``record_every`` and ``t_eval`` as in
+    criterion falls below ``singular_tol``. ``output_every`` and ``t_eval`` as in
     :func:`integrate_partitioned`.
     """
     n = system.n
@@ -455,7 +459,7 @@ def integrate_closing(system: ConstrainedSystem, variants: Sequence[ClosingVaria
             q = v.coordinates(q[v.independent], t, q)
             qd = v.velocities(q, qd[v.independent], t)
         state.update({"variant": v, "q": q, "qd": qd})
-        if times is None and (run.n_steps % record_every == 0 or t >= t_end):
+        if times is None and (run.n_steps % output_every == 0 or t >= t_end):
             run.record(system, t, q, qd, v.independent, crit, S)
         return restart, False, v.name
 

@@ -403,7 +403,7 @@ def _restart_point(asm: Assembly, path: Path, scheme: str, dt: float, t0: float,
     state = State(float(history.t[-1]), history.u[-1].copy(), history.v[-1].copy(), history.a[-1].copy(),
                   history.reactions[-1].copy(), float(history.work[-1]), history.multipliers[-1].copy(),
                   history.constraint_force[-1].copy() if cs is not None else None, stretch=stretch,
-                  dissipated=float(history.dissipated_energy[-1]), joint_work=float(history.joint_work_done[-1]))
+                  dissipated=float(history.dissipated[-1]), joint_work=float(history.joint_work[-1]))
     return history, state
 
 

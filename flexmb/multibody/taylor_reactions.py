@@ -120,6 +120,7 @@ from typing import Callable
 
 import numpy as np
 
+from flexmb.checks import keywords_listed
 from flexmb.multibody.joints import joint_frame
 from flexmb.rotations import exp_map, skew
 
@@ -796,12 +797,13 @@ def _load_work(system: TaylorSystem, forces: np.ndarray, moments: np.ndarray, di
     return float(np.sum(non_gravity * displacement) + np.sum(moments * theta))
 
 
+@keywords_listed(renamed={'record_every': 'output_every'})
 def integrate_taylor(system: TaylorSystem, dt: float, t_end: float, state: BodyStates | None = None,
-                     t0: float = 0.0, external_loads: ExternalLoads | None = None, record_every: int = 1,
+                     t0: float = 0.0, external_loads: ExternalLoads | None = None, output_every: int = 1,
                      velocity_update: str = "euler", max_condition: float = 1e12) -> TaylorHistory:
     """Integrate from ``state`` (default: the system's initial state) at t0 to t_end with steps dt:
     per step assemble G and c (:func:`reaction_equations`), solve for the reactions, move the
-    bodies (:func:`advance`). Records every ``record_every``-th state, always the first and last.
+    bodies (:func:`advance`). Records every ``output_every``-th state, always the first and last.
 
     ``velocity_update``: ``"euler"`` is Huang's v += a dt: first order, and its alternating mode
     (the joint-velocity mismatch changes sign every step) can grow in fast rotation;
@@ -833,7 +835,7 @@ def integrate_taylor(system: TaylorSystem, dt: float, t_end: float, state: BodyS
             if records["t"]:
                 err.history = _history(system, dt, {key: np.array(value) for key, value in records.items()})
             raise
-        if k % record_every == 0 or k == n_steps:
+        if k % output_every == 0 or k == n_steps:
             F, M = reaction_vectors(system, state, Q)
             res_p, res_a = joint_residuals(system, state)
             K, V = energy(system, state)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import numpy as np
 
-from flexmb.checks import ModelError
+from flexmb.checks import ModelError, methods_keywords_listed
 from flexmb.io.guarded_file import ResultFileError
 from flexmb.io.records import Event, ModelLayout
 from flexmb.sensors import Snapshot, evaluate_sensors, sensor_components, sensor_unit
@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from flexmb.integrators.newton import NewtonLog
 
 
+@methods_keywords_listed
 class Result:
     """Base of all results: per-step series named in ``SERIES`` (numpy arrays, one row per
     output step), element outputs and a run log."""

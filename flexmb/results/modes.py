@@ -3,10 +3,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from flexmb.checks import methods_keywords_listed
 from flexmb.io.records import ModelLayout
 from flexmb.results.base import Result
 
 
+@methods_keywords_listed
 class ModeShapes(Result):
     """Buckling or vibration modes as a result, one "step" per mode, for plots and files.
 

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from flexmb.checks import ModelError
+from flexmb.checks import ModelError, keywords_listed, methods_keywords_listed
 from flexmb.io.records import ModelLayout
 from flexmb.results.base import Result
 from flexmb.results.time_history import TimeHistory
@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from flexmb.integrators.newton import NewtonLog
 
 
+@methods_keywords_listed
 class StaticPath(Result):
     """Equilibrium states along a load path: ``load_factors`` (n_steps,), ``u`` and ``reactions``
     (n_steps, n_dof); with joints or ties the Lagrange multipliers (n_steps, n_c) and per joint the
@@ -34,9 +35,10 @@ class StaticPath(Result):
     def __init__(self, layout: ModelLayout | None = None, method: str = "load control") -> None:
         super().__init__(layout, method=method)
 
-    def record(self, asm: Assembly, lam: float, u: np.ndarray, reaction: np.ndarray,
+    @keywords_listed(renamed={"lam": "load_factor"})
+    def record(self, asm: Assembly, load_factor: float, u: np.ndarray, reaction: np.ndarray,
                log: NewtonLog | None = None, multipliers: np.ndarray | None = None, t: float = 0.0) -> None:
-        """Append the equilibrium state u at load factor lam with its reactions, element outputs and,
+        """Append the equilibrium state u at ``load_factor`` with its reactions, element outputs and,
         with joints, the multipliers (n_c,) and the joint reactions (drives evaluated at time t, s)."""
         outputs = asm.element_outputs(u)
         sensors = self._sensor_values(Snapshot(self.layout, u, None, None, outputs, asm))
@@ -45,7 +47,7 @@ class StaticPath(Result):
         if asm.constraints is not None and lam_c.size:
             reactions = asm.constraints.joint_reactions(u, lam_c, t, asm.dofs)
             forces, moments = np.array([f for f, _ in reactions]), np.array([m for _, m in reactions])
-        self._append({"load_factors": float(lam), "u": u, "reactions": reaction, "multipliers": lam_c,
+        self._append({"load_factors": float(load_factor), "u": u, "reactions": reaction, "multipliers": lam_c,
                       "joint_forces": forces, "joint_moments": moments}, outputs, sensors)
         if log is not None:
             self.newton_logs.append(log)

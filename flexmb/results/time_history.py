@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from flexmb.checks import ModelError
+from flexmb.checks import ModelError, deprecated_alias, methods_keywords_listed
 from flexmb.io.records import ModelLayout
 from flexmb.results.base import Result, _reference
 from flexmb.sensors import Snapshot
@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from flexmb.integrators.schemes import State
 
 
+@methods_keywords_listed
 class TimeHistory(Result):
     """Response at the output times of a time integration.
 
@@ -97,28 +98,35 @@ class TimeHistory(Result):
 
     def arrays(self) -> dict[str, np.ndarray]:
         a = super().arrays()
-        a["total"] = self.total_energy
+        a["total"] = self.total
         return a
 
     @property
-    def dissipated_energy(self) -> np.ndarray:
+    def dissipated(self) -> np.ndarray:
         """Energy dissipated by damping since t0 (n_out,), J (zero for files without it)."""
-        if len(self.dissipated) != len(self.kinetic) or any(np.size(x) != 1 for x in self.dissipated):
-            return np.zeros(len(self.kinetic))                     # written before damping was booked
-        return np.array(self.dissipated, dtype=float)
+        return self._energy_series("dissipated")
 
     @property
-    def joint_work_done(self) -> np.ndarray:
+    def joint_work(self) -> np.ndarray:
         """Work of the joint and tie forces since t0 (n_out,), J, included in ``work`` (zero for files
         without it)."""
-        if len(self.joint_work) != len(self.kinetic) or any(np.size(x) != 1 for x in self.joint_work):
-            return np.zeros(len(self.kinetic))                     # written before it was recorded
-        return np.array(self.joint_work, dtype=float)
+        return self._energy_series("joint_work")
 
     @property
-    def total_energy(self) -> np.ndarray:
+    def total(self) -> np.ndarray:
         """K + V + dissipated - work (n_out,), J: constant for an exact solution."""
-        return np.array(self.kinetic) + np.array(self.strain) + self.dissipated_energy - np.array(self.work)
+        return np.array(self.kinetic) + np.array(self.strain) + self.dissipated - np.array(self.work)
+
+    def _energy_series(self, name: str) -> np.ndarray:
+        """A recorded energy series (n_out,), J; zeros for files written before it was recorded."""
+        raw = self._series[name]
+        if len(raw) != len(self.kinetic) or any(np.size(x) != 1 for x in raw):
+            return np.zeros(len(self.kinetic))
+        return np.array(raw, dtype=float)
+
+    dissipated_energy = deprecated_alias("dissipated", "TimeHistory.dissipated_energy")
+    joint_work_done = deprecated_alias("joint_work", "TimeHistory.joint_work_done")
+    total_energy = deprecated_alias("total", "TimeHistory.total_energy")
 
     def velocity(self, node: int, dof: str) -> np.ndarray:
         """(n_steps,) velocity history of one DOF (m/s, or rad/s)."""
@@ -144,14 +152,14 @@ class TimeHistory(Result):
 
     def energy_error(self, since: float | None = None) -> np.ndarray:
         """``|E(t) - E(t_s)|`` / K(t_s) for the output steps from t_s on (n_out - k_s,), with
-        E = K + V - W the total energy (:attr:`total_energy`) and t_s = ``since`` (s; default the
+        E = K + V - W the total energy (:attr:`total`) and t_s = ``since`` (s; default the
         first output step; it must be an output time, see :meth:`step_at`), e.g. the end of a
         load phase after which the motion is free. A reference state at rest (K(t_s) below 1e-8
         of the largest K from t_s on) is measured relative to that largest kinetic energy
         instead, the energy scale the run reaches; a run at rest throughout gives ``|E - E(t_s)|``
         in J."""
         k = 0 if since is None else self.step_at(since)
-        E, K = self.total_energy[k:], np.asarray(self.kinetic, dtype=float)[k:]
+        E, K = self.total[k:], np.asarray(self.kinetic, dtype=float)[k:]
         return np.abs(E - E[0]) / _reference(K[0], K.max())
 
     def angular_momentum_error(self, since: float | None = None) -> np.ndarray:
@@ -166,7 +174,7 @@ class TimeHistory(Result):
     def _derived_series(self) -> dict[str, np.ndarray]:
         out = {"t": self.parameter, "kinetic": np.array(self.kinetic), "strain": np.array(self.strain),
                "work": np.array(self.work), "potential": np.array(self.strain) - np.array(self.work),
-               "dissipated": self.dissipated_energy, "total": self.total_energy,
+               "dissipated": self.dissipated, "total": self.total,
                "newton_iterations": np.array(self.newton_iterations, dtype=float),
                "constraint_residual": np.array(self.constraint_residual, dtype=float)}
         L = np.array(self.angular_momentum)

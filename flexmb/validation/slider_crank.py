@@ -217,7 +217,7 @@ def run_stats(h: fm.TimeHistory, wall_s: float) -> dict:
     error max |E - E(0)| / max K of a run (E includes the work of the reactions on the prescribed
     motion; scaled by the largest kinetic energy, as a run starting at rest has K(0) ~ 0)."""
     its = np.asarray(h.newton_iterations[1:], dtype=float)
-    E = h.total_energy
+    E = h.total
     scale = float(np.max(h.kinetic)) or 1.0
     return {"wall_s": wall_s, "newton_iterations_mean": float(its.mean()) if its.size else 0.0,
             "newton_iterations_max": int(its.max()) if its.size else 0, "cutbacks": int(h.cutbacks),

@@ -102,7 +102,7 @@ def simulate_modal(beam: SpinUpBeam, n_modes: int, stiffening: bool, dt: float, 
         k = int(np.nanargmax(np.abs(d))) if d.size else 0
         t_ex, d_ex, amp = (float(t[k]), float(d[k]), float("nan")) if d.size else (np.nan, np.nan, np.nan)
     return ModalRun(n_modes, stiffening, dt, t, d, d_ex, t_ex, amp, run_stats(h, time.perf_counter() - start),
-                    data.frequencies.tolist(), failed)
+                    data.omega.tolist(), failed)
 
 
 def run_case(beam: SpinUpBeam, quick: bool, case: str) -> CaseReport:
