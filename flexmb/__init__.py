@@ -22,7 +22,7 @@ _PROVIDERS: dict[str, tuple[str, ...]] = {
     "flexmb.analysis.modes": ("ModeCountError", "NaturalModes", "natural_modes", "system_matrices"),
     "flexmb.analysis.statics": ("StaticPath", "load_control"),
     "flexmb.assembly": ("Assembly",),
-    "flexmb.checks": ("FlexmbWarning", "UserFunctionError"),
+    "flexmb.checks": ("FlexmbWarning", "KeywordError", "UserFunctionError"),
     "flexmb.dofs": ("DofMap",),
     "flexmb.elements": ("Beam2D", "Beam3D", "ElementGroup", "Shell3", "Truss"),
     "flexmb.integrators": ("BranchChangeError", "NewtonSettings", "TimeHistory", "TimeIntegrationError", "integrate"),

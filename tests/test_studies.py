@@ -27,7 +27,7 @@ from flexmb.studies import (
     variant_id,
     variants,
 )
-from flexmb.studies.plots import sensitivity
+from flexmb.studies.plots import sensitivity, write_plots
 
 SLEEP = 0.3                                     # s per variant of the worker-kill study
 
@@ -144,6 +144,30 @@ def test_sensitivity_of_a_linear_response(tmp_path):
 # ------------------------------------------------------------------ execution
 CALLS: list[float] = []                          # variants flaky_run computed (serial: this process)
 BROKEN = {2.0}                                   # values of x for which flaky_run raises
+
+
+def test_units_label_the_plots_and_survive_the_study_file(tmp_path, monkeypatch):
+    import matplotlib.figure
+
+    units = {"EI": "N m^2", "rhoA": "kg/m", "frequencies": "Hz"}
+    study = Study("units", beam_run, grid(EI=[1.0, 2.0], rhoA=[1.0, 2.0]), units=units)
+    result = study.run(out=tmp_path, serial=True, progress=False)
+    again = load_study(tmp_path)
+    assert again.units == units
+    assert again.label("frequencies[1]") == "frequencies[1] (Hz)" and again.label("cheap") == "cheap"
+    # frequencies of the same beam scale as sqrt(EI / rhoA): the table is the physics, the labels its units
+    row = again.table.set_index(["EI", "rhoA"])
+    ratio = row.loc[(2.0, 1.0), "frequencies[0]"] / row.loc[(1.0, 1.0), "frequencies[0]"]
+    assert ratio == pytest.approx(np.sqrt(2.0), rel=1e-10)
+    result.write(tmp_path / "out")
+    assert "Units: EI in N m^2" in (tmp_path / "out" / "summary.md").read_text()
+    drawn = []
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", lambda fig, *a, **k: drawn.append(fig))
+    write_plots(again, tmp_path)
+    labels = {ax.get_xlabel() for fig in drawn for ax in fig.axes} | {ax.get_ylabel() for fig in drawn for ax in fig.axes}
+    assert {"EI (N m^2)", "rhoA (kg/m)", "frequencies[0] (Hz)", "cheap"} <= labels, labels
+    with pytest.raises(ModelError, match="'mass'.*neither a parameter"):
+        Study("units", beam_run, grid(EI=[1.0]), quantities=["cheap"], units={"mass": "kg"})
 
 
 def flaky_run(p: dict) -> dict:

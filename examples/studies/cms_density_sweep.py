@@ -137,7 +137,9 @@ STUDY = Study(
     quick_space=grid(rho_ratio=[1.0, 1.25, 1.5]),
     description=(f"Lattice tower with antenna (coarse mesh), CMS with 12 free-interface modes per component: the "
                  f"first mode's frequency (Hz) against the density scale of the {SWEPT} by CMS re-analysis, forward "
-                 "modification and full re-analysis, and the relative CMS error."))
+                 "modification and full re-analysis, and the relative CMS error."),
+    units={"rho_ratio": "-", "frequency_cms": "Hz", "frequency_forward": "Hz", "frequency_full": "Hz",
+           "cms_error": "-"})
 
 
 def figure(result: StudyResult, check: dict[str, float], path: str | Path) -> Path:

@@ -59,4 +59,5 @@ STUDY = Study(
     quick_space=grid(EI_ratio=[0.5, 1.0, 2.0], slider_mass=[0.0, REFERENCE_SLIDER_MASS]),
     description=("Flexible slider-crank (Meijaard 1993 case A, 124.8 rad/s): first maximum of the rod's mid-span "
                  "deflection / L and its time against the rod's bending stiffness EI / EI_A and the slider mass "
-                 "(kg); 16 Beam2D elements, cubic mass, mid-point scheme."))
+                 "(kg); 16 Beam2D elements, cubic mass, mid-point scheme."),
+    units={"EI_ratio": "-", "slider_mass": "kg", "peak": "m/m", "peak_time": "s"})

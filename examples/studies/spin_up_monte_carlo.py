@@ -75,4 +75,5 @@ STUDY = Study(
     quick_space=random_samples(distributions(), n=QUICK_SAMPLES, seed=SEED),
     description=("Spin-up beam (Simo & Vu-Quoc; Meijaard 1993 sec. 5.1): Monte Carlo of the residual vibration "
                  "amplitude (m) after spin-up, the extreme tip deflection (m) and the residual frequency (rad/s) "
-                 "with EI and rho A normal, 5 % c.o.v.; 8 Beam2D elements, cubic mass, dt = 0.01 s."))
+                 "with EI and rho A normal, 5 % c.o.v.; 8 Beam2D elements, cubic mass, dt = 0.01 s."),
+    units={"EI": "N m^2", "rho_A": "kg/m", "residual_amplitude": "m", "extreme": "m", "residual_frequency": "rad/s"})

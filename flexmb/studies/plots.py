@@ -62,7 +62,7 @@ def write_plots(result: StudyResult, folder: Path) -> list[Path]:
         written.append(_scatter_matrix(result, ok, quantities, folder / "scatter_matrix.png"))
     table = sensitivity(result).loc[quantities]
     if np.isfinite(table.to_numpy()).any():
-        written.append(_sensitivity_bars(table, folder / "sensitivity.png"))
+        written.append(_sensitivity_bars(result, table, folder / "sensitivity.png"))
     return written
 
 
@@ -84,8 +84,8 @@ def _responses(result: StudyResult, ok: pd.DataFrame, quantities: list[str], pat
                 ax.plot(group[name], group[q], style, ms=3, lw=1, alpha=0.8, label=label)
             if i == 0 and 1 < len(groups) <= MAX_LEGEND:
                 ax.legend(fontsize="x-small")
-            ax.set_xlabel(name)
-            ax.set_ylabel(q)
+            ax.set_xlabel(result.label(name))
+            ax.set_ylabel(result.label(q))
             ax.grid(alpha=0.3)
     fig.suptitle(f"{result.name}: quantities against parameters")
     fig.savefig(path, dpi=100)
@@ -99,24 +99,25 @@ def _scatter_matrix(result: StudyResult, ok: pd.DataFrame, quantities: list[str]
 
     columns = result.parameters + quantities
     size = 1.8 * len(columns) + 1
-    fig = scatter_matrix(ok[columns], figsize=(size, size), diagonal="hist", s=8, alpha=0.7)[0, 0].figure
+    labelled = ok[columns].rename(columns={c: result.label(c) for c in columns})
+    fig = scatter_matrix(labelled, figsize=(size, size), diagonal="hist", s=8, alpha=0.7)[0, 0].figure
     fig.suptitle(f"{result.name}: scatter matrix of {len(ok)} variants")
     fig.savefig(path, dpi=100)
     plt.close(fig)
     return path
 
 
-def _sensitivity_bars(table: pd.DataFrame, path: Path) -> Path:
+def _sensitivity_bars(result: StudyResult, table: pd.DataFrame, path: Path) -> Path:
     import matplotlib.pyplot as plt
 
     n_q, n_p = table.shape
     fig, ax = plt.subplots(figsize=(max(4.0, 2.0 + 0.5 * n_q * n_p), 3.5), constrained_layout=True)
     width = 0.8 / n_p
     for j, name in enumerate(table.columns):
-        ax.bar(np.arange(n_q) + (j - (n_p - 1) / 2) * width, table[name].fillna(0.0), width, label=name)
+        ax.bar(np.arange(n_q) + (j - (n_p - 1) / 2) * width, table[name].fillna(0.0), width, label=result.label(name))
     ax.axhline(0.0, color="k", lw=0.8)
-    ax.set_xticks(np.arange(n_q), table.index)
-    ax.set_ylabel("standardised regression coefficient")
+    ax.set_xticks(np.arange(n_q), [result.label(q) for q in table.index])
+    ax.set_ylabel("standardised regression coefficient (-)")
     ax.legend(title="parameter", fontsize="small")
     ax.grid(axis="y", alpha=0.3)
     fig.savefig(path, dpi=100)

@@ -34,6 +34,8 @@ class StudyResult:
 
         self.name = stored.name
         self.description = stored.description
+        #: unit of each parameter and quantity by name (``Study(units=...)``)
+        self.units: dict[str, str] = dict(stored.units)
         self.path = stored.path
         self.space = stored.space
         self.parameters: list[str] = list(stored.space.names)
@@ -55,6 +57,12 @@ class StudyResult:
             rows.append(row)
         self.table: pd.DataFrame = pandas.DataFrame(rows)
 
+    def label(self, column: str) -> str:
+        """A parameter or quantity column with its unit, ``"EI (N m^2)"``; an array quantity's
+        column ``"omega[2]"`` takes the unit of ``omega``; a name without a unit stays bare."""
+        unit = self.units.get(column.split("[", 1)[0])
+        return f"{column} ({unit})" if unit else column
+
     @property
     def quantity_columns(self) -> list[str]:
         """The table's quantity columns, in order."""
@@ -75,6 +83,8 @@ class StudyResult:
         counts = (f"{len(t)} variants ({self.space.kind} over {', '.join(self.parameters)}): {len(ok)} computed, "
                   f"{len(self.failures)} failed or not computed; {ok['seconds'].sum():.1f} s of run time, "
                   f"{ok['worker'].nunique()} worker process(es).")
+        if self.units:
+            counts += " Units: " + ", ".join(f"{n} in {u}" for n, u in self.units.items()) + "."
         lines += [counts, "", f"## First {min(SUMMARY_ROWS, len(t))} rows", "", _markdown(t.head(SUMMARY_ROWS)[["variant", *self.parameters, *self.quantity_columns]]), ""]
         if len(ok):
             stats = ok[self.quantity_columns].agg(["min", "mean", "max"]).T

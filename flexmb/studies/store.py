@@ -20,7 +20,8 @@ in ``/committed``, Fletcher32 checksums on every dataset. So:
 Layout, format version 2 (n = committed records)::
 
     /             attrs: format = "flexmb-study", format_version, name, description,
-                  parameters (JSON list), kind (of the space), flexmb_version, created
+                  parameters (JSON list), kind (of the space), flexmb_version, created,
+                  units (JSON object: name -> unit; absent in files written before it)
     /status       (1,) bytes: "running" while written (and if the run was killed), "finished",
                   "failed" (an error ended the run, or the file could not be written)
     /committed    (3,) int64: records, value floats and text bytes written completely
@@ -89,6 +90,8 @@ class StoredStudy:
     status: str = "finished"
     #: damaged records (their ids, or "record i" when the id itself is unreadable), see read_study
     damaged: list[str] = field(default_factory=list)
+    #: unit of each parameter and quantity by name ({} when the study gave none)
+    units: dict[str, str] = field(default_factory=dict)
 
 
 # ------------------------------------------------------------------------ writing
@@ -97,7 +100,8 @@ class StudyWriter:
     ``records`` (variant id -> record) and renamed over ``path``, then one record per
     :meth:`append`; :meth:`close` stores the status."""
 
-    def __init__(self, path: Path, name: str, description: str, space: Space, records: dict) -> None:
+    def __init__(self, path: Path, name: str, description: str, space: Space, records: dict,
+                 units: dict[str, str] | None = None) -> None:
         from flexmb import __version__
 
         h5py = h5py_module()
@@ -118,7 +122,8 @@ class StudyWriter:
             f.attrs.update({"format": FORMAT, "format_version": FORMAT_VERSION, "name": name,
                             "description": description, "parameters": json.dumps(list(space.names)),
                             "kind": space.kind, "flexmb_version": __version__,
-                            "created": datetime.datetime.now().isoformat(timespec="seconds")})
+                            "created": datetime.datetime.now().isoformat(timespec="seconds"),
+                            "units": json.dumps(units or {})})
             self._status = f.create_dataset("status", data=np.array([b"running"], dtype=_STATUS), chunks=(1,),
                                             maxshape=(1,), fletcher32=True)
             self._committed = f.create_dataset("committed", data=np.zeros(3, dtype=np.int64), chunks=(3,),
@@ -287,7 +292,8 @@ class StudyStore:
     closes the file with status "failed" when the run raised.
     """
 
-    def __init__(self, folder: Path, name: str, description: str, space: Space, resume: bool) -> None:
+    def __init__(self, folder: Path, name: str, description: str, space: Space, resume: bool,
+                 units: dict[str, str] | None = None) -> None:
         self.path = Path(folder) / FILE_NAME
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = _lock(self.path.with_name(LOCK_NAME), self.path)
@@ -313,7 +319,7 @@ class StudyStore:
             for vid, record in records.items():
                 if not record["error"]:
                     self._add_done(vid, record)
-            self._writer = StudyWriter(self.path, name, description, space, records)
+            self._writer = StudyWriter(self.path, name, description, space, records, units)
         except BaseException:
             self.close()
             raise
@@ -472,7 +478,8 @@ def _read_v2(f, path: Path, damaged: str, h5py) -> StoredStudy:
             lost[vid] = None
         if not bad_ends[i]:
             start = end
-    return StoredStudy(path, str(f.attrs["name"]), str(f.attrs["description"]), space, records, status, list(lost))
+    return StoredStudy(path, str(f.attrs["name"]), str(f.attrs["description"]), space, records, status, list(lost),
+                       json.loads(f.attrs.get("units", "{}")))
 
 
 def _read_checked(ds, n: int) -> tuple[np.ndarray, np.ndarray]:

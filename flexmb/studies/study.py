@@ -37,10 +37,14 @@ class Study:
     quick_space : a smaller space for ``quick=True`` (tests, CI); default: ``space``.
     quantities : the quantities to keep (each must be returned); default: all returned.
     description : one or two sentences for the summary.
+    units : unit of each parameter and quantity by name (e.g. ``{"EI": "N m^2", "deflection": "m"}``),
+        written beside the names on the plots' axes and in the summary; names without one are
+        shown bare.
     """
 
     def __init__(self, name: str, run: Callable[[dict], Mapping], space: Space, quick_space: Space | None = None,
-                 quantities: Sequence[str] | None = None, description: str = "") -> None:
+                 quantities: Sequence[str] | None = None, description: str = "",
+                 units: Mapping[str, str] | None = None) -> None:
         if not (isinstance(name, str) and re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", name)):
             raise ModelError(f"Study name {name!r}: use letters, digits, '-', '_' and '.' (it names a folder)")
         if not callable(run):
@@ -56,7 +60,15 @@ class Study:
             quantities = (quantities,) if isinstance(quantities, str) else tuple(quantities)
             if not quantities or not all(isinstance(q, str) and q.isidentifier() for q in quantities):
                 raise ModelError(f"Study {name!r}: quantities must be names (Python identifiers), got {quantities!r}")
+        units = dict(units or {})
+        for key, unit in units.items():
+            if not (isinstance(key, str) and isinstance(unit, str)):
+                raise ModelError(f"Study {name!r}: units maps names to unit strings, got {key!r}: {unit!r}")
+            if key not in space.names and quantities is not None and key not in quantities:
+                raise ModelError(f"Study {name!r}: units names {key!r}, which is neither a parameter "
+                                 f"({', '.join(space.names)}) nor a quantity ({', '.join(quantities)})")
         self.name = name
+        self.units = units
         self.run_variant = run
         self.space = space
         self.quick_space = quick_space
@@ -101,7 +113,7 @@ class Study:
             scheduler = scheduler or os.environ.get(execution.SCHEDULER_VARIABLE) or None
         space = self.quick_space if quick and self.quick_space is not None else self.space
         folder = Path(out) if out is not None else Path(DEFAULT_FOLDER) / self.name
-        with StudyStore(folder, self.name, self.description, space, resume) as store:
+        with StudyStore(folder, self.name, self.description, space, resume, self.units) as store:
             tasks = [(vid, p) for vid, p in zip(space.ids, space) if vid not in store.done]
             finished, failed = len(space) - len(tasks), 0
             bar = Progress(len(space), self.name, unit="variants", enabled=progress)
