@@ -18,6 +18,7 @@ description on the next line, so the description is not set as a type.
 """
 from __future__ import annotations
 
+import inspect
 import re
 from pathlib import Path
 
@@ -31,14 +32,15 @@ _ENTRY_SECTIONS = {"parameters", "other parameters", "attributes", "returns", "y
 _ENTRY = re.compile(r"^(?P<indent>\s*)(?P<names>[*\w]+(?:\s*,\s*[*\w]+)*) : (?P<text>.+)$")
 
 
-def case_rows(cases_dir: Path | None = None) -> list[tuple[str, str, str, str]]:
-    """(case, title, source, script file name) of every validation case, sorted by case name."""
+def case_rows(cases_dir: Path | None = None) -> list[tuple[str, str, str, str, str]]:
+    """(case, title, source, script file name, docstring) of every validation case, sorted by case
+    name."""
     from flexmb.validation.registry import discover_cases, load_module
 
     rows = []
     for case, path in discover_cases(cases_dir).items():
         module = load_module(path)
-        rows.append((case, str(module.TITLE), str(module.SOURCE), path.name))
+        rows.append((case, str(module.TITLE), str(module.SOURCE), path.name, inspect.cleandoc(module.__doc__ or "")))
     return rows
 
 
@@ -58,7 +60,7 @@ class ValidationCases(SphinxDirective):
     def run(self) -> list[nodes.Node]:
         cases_dir = Path(self.env.srcdir).parent / "validation"
         rows = case_rows(cases_dir)
-        for _, _, _, script in rows:
+        for *_, script, _ in rows:
             self.env.note_dependency(str(cases_dir / script))
         group = nodes.tgroup(cols=3)
         for width in (22, 48, 30):
@@ -66,12 +68,18 @@ class ValidationCases(SphinxDirective):
         group += nodes.thead("", _row([[nodes.Text("case")], [nodes.Text("what is checked")],
                                        [nodes.Text("source")]]))
         body = nodes.tbody()
-        for case, title, source, script in rows:
+        for case, title, source, script, _ in rows:
             body += _row([[nodes.literal(case, case)],
                           [nodes.Text(f"{title} ("), nodes.literal(script, f"validation/{script}"), nodes.Text(")")],
                           [nodes.Text(source)]])
         group += body
-        return [nodes.table("", group)]
+        # each script's docstring as written (what it checks, against what, with which tolerance):
+        # plain text, since the scripts' docstrings are not written as reStructuredText
+        details: list[nodes.Node] = [nodes.rubric("", "What each case checks (the scripts' docstrings)")]
+        for case, _, _, script, doc in rows:
+            details += [nodes.rubric("", "", nodes.literal(case, case), nodes.Text(f" (validation/{script})")),
+                        nodes.literal_block(doc, doc, language="text")]
+        return [nodes.table("", group), *details]
 
 
 def prose_attribute_docstrings(app: Sphinx, what: str, name: str, obj: object, options: object,
