@@ -12,7 +12,9 @@ that pulled in (numba must not be among them: the compiled kernels are imported 
 processes, the time of a first and a second short run of a small model (a 2-element cubic-mass
 Beam2D cantilever, 3 mid-point steps): with the compiled kernels in numba's cache (the normal
 case), and "cold", with an empty cache (``NUMBA_CACHE_DIR`` set to a new folder), as the first
-run after installing flexmb. Last, where the time of a whole process goes, phase by phase (Simo's
+run after installing flexmb, and whether that run announced its compilation (one line on stderr)
+and the cached runs did not. Then ``flexmb compile --only beam2d`` with an empty cache and again
+with the cache it filled. Last, where the time of a whole process goes, phase by phase (Simo's
 spin-up, 2 elements, dt = 0.05 s), including its exit. flexmb's bytecode is written first, as pip's install does
 (``bytecode.py``).
 """
@@ -92,16 +94,28 @@ def wall(code: str, env: dict[str, str] | None = None) -> float:
     return time.perf_counter() - start
 
 
-def first_runs(repeat: int, env: dict[str, str] | None = None) -> list[tuple[float, ...]]:
-    """(import, first run, second run) seconds in ``repeat`` fresh processes."""
-    times = []
+def first_runs(repeat: int, env: dict[str, str] | None = None) -> tuple[list[tuple[float, ...]], int]:
+    """(import, first run, second run) seconds in ``repeat`` fresh processes, and how many of them
+    announced a first-run compilation."""
+    from flexmb.compiled import FIRST_RUN_MESSAGE
+
+    times, announced = [], 0
     for _ in range(repeat):
         done = subprocess.run([sys.executable, "-c", FIRST_RUN], capture_output=True, text=True,
                               env=dict(os.environ, PYTHONPATH=str(REPO), **(env or {})))
         if done.returncode:
             raise RuntimeError(f"the small-model run failed:\n{done.stderr}")
         times.append(tuple(float(x) for x in done.stdout.split()))
-    return times
+        announced += FIRST_RUN_MESSAGE in done.stderr
+    return times, announced
+
+
+def compile_command(cache: str) -> float:
+    """Wall time (s) of ``flexmb compile --only beam2d`` with numba's cache in ``cache``."""
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "flexmb.cli", "compile", "--only", "beam2d"], check=True,
+                   stdout=subprocess.DEVNULL, env=dict(os.environ, PYTHONPATH=str(REPO), NUMBA_CACHE_DIR=cache))
+    return time.perf_counter() - start
 
 
 def phases(repeat: int) -> list[list[float]]:
@@ -141,10 +155,16 @@ def main() -> None:
                          env=dict(os.environ, PYTHONPATH=str(REPO))).stdout.strip()
     print(f"heavy modules imported by every public name: {out or 'none'}")
     wall(FIRST_RUN)                                         # fill numba's cache if it is empty
-    print(f"small model, kernels cached (median of {args.repeat}): {_median_of(first_runs(args.repeat))}")
+    cached, announced = first_runs(args.repeat)
+    print(f"small model, kernels cached (median of {args.repeat}): {_median_of(cached)}; "
+          f"compilation announced in {announced} of {args.repeat} runs")
     with tempfile.TemporaryDirectory() as cache:
-        cold = first_runs(1, {"NUMBA_CACHE_DIR": cache})
-    print(f"small model, empty numba cache (first run after install): {_median_of(cold)}")
+        cold, announced = first_runs(1, {"NUMBA_CACHE_DIR": cache})
+    print(f"small model, empty numba cache (first run after install): {_median_of(cold)}; "
+          f"compilation announced: {'yes' if announced else 'no'}")
+    with tempfile.TemporaryDirectory() as cache:
+        empty, filled = compile_command(cache), compile_command(cache)
+    print(f"flexmb compile --only beam2d: empty cache {empty:.1f} s, second call {filled:.1f} s")
     spin_up = phases(args.repeat)
     print(f"where a whole spin-up process goes (median of {args.repeat}; whole process "
           f"{statistics.median(t[-1] for t in spin_up):.3f} s, the rest is the interpreter's start):")

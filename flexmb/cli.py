@@ -8,6 +8,7 @@
     flexmb plot RESULT QUANTITY [...] [--x Q] [--out FILE] [--force]
     flexmb export RESULT [--vtu DIR] [--xdmf FILE] [--every N] [--force]
     flexmb study SCRIPT.py [--workers N] [--scheduler ADDR] [--out DIR] [--resume] [--serial] [--quick]
+    flexmb compile [--only SET ...]          fill numba's kernel cache ahead of time (flexmb.warm_up)
 
 RESULT is a result file written by flexmb (``integrate(..., save_to="run.h5")``, ``save``).
 SCRIPT.py defines ``STUDY = flexmb.studies.Study(...)`` (see :mod:`flexmb.studies`).
@@ -336,6 +337,28 @@ def _study(args: argparse.Namespace) -> int:
     return EXIT_FAILED if len(result.failures) else 0
 
 
+def _compile(args: argparse.Namespace) -> int:
+    import time
+
+    from flexmb.warm_up import KERNEL_SETS, cache_folders, compile_kernels
+
+    if args.only:
+        unknown = [name for name in args.only if name not in KERNEL_SETS]
+        if unknown:
+            raise CommandError(f"--only {unknown[0]}: unknown kernel set; choose from {', '.join(KERNEL_SETS)}")
+    start = time.perf_counter()
+
+    def report(done) -> None:
+        print(f"{done.name:7s} {done.compiled:3d} kernels compiled, {done.loaded:3d} loaded from the cache, "
+              f"{done.seconds:5.1f} s  ({KERNEL_SETS[done.name][0]})", flush=True)
+
+    reports = compile_kernels(args.only, report)
+    compiled = sum(r.compiled for r in reports)
+    state = "everything was cached already" if compiled == 0 else f"{compiled} kernels compiled"
+    print(f"done in {time.perf_counter() - start:.1f} s: {state}; numba's cache: {', '.join(cache_folders())}")
+    return 0
+
+
 # ------------------------------------------------------------------ the command
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``flexmb`` (its errors raise :class:`UsageError`)."""
@@ -427,6 +450,13 @@ def build_parser() -> argparse.ArgumentParser:
     stu.add_argument("--serial", action="store_true", help="run in this process without Dask (debugging)")
     stu.add_argument("--quick", action="store_true", help="the study's quick_space (a few variants, for CI)")
     stu.set_defaults(func=_study)
+
+    com = sub.add_parser("compile", parents=[common],
+                         help="compile the numerical kernels into numba's cache ahead of time (the first run "
+                              "after install does it otherwise)")
+    com.add_argument("--only", nargs="+", default=None, metavar="SET",
+                     help="only these kernel sets: truss, beam2d, beam3d, shell, bodies, modal (default: all)")
+    com.set_defaults(func=_compile)
     return parser
 
 

@@ -7,6 +7,51 @@ assembly code that uses it (its name starts with ``reference_``), against which 
 the kernel to 1e-12 relative, and whose tangent they check against finite differences.
 
 numba is imported only here, and these modules are imported on first use, so ``import flexmb``
-stays light. The first call of a kernel after installation compiles it (the machine code is
-cached next to the module, in ``__pycache__``); later processes load it from there.
+stays light. The first call of a kernel after installation compiles it and stores the machine
+code in numba's cache; later processes load it from there. Where the cache goes is numba's
+choice, in this order: the folder ``NUMBA_CACHE_DIR`` names (if set), else ``__pycache__`` next to
+the module (where the package folder is writable, e.g. an editable install), else numba's user
+cache folder (``$XDG_CACHE_HOME/numba`` or ``~/.cache/numba`` on Linux, for a read-only installed
+package). ``flexmb compile`` (:mod:`flexmb.warm_up`) fills the cache ahead of time.
+
+The first time a process is about to compile one of these kernels (it is not in the cache), one
+line on the ``flexmb.compiled`` logger (level WARNING, so Python shows it on stderr by default)
+says so and how long it takes; a process that finds every kernel it calls in the cache prints
+nothing and pays nothing for the check (numba signals only a compilation, not a cache load).
 """
+from __future__ import annotations
+
+import logging
+
+from numba.core import event
+
+#: the duration said is that of a typical script's first run on the 2-core CI machine (2026-11-29):
+#: 7.5 s for a small cubic-mass Beam2D run (``benchmarks/bench_import.py``), 6-17 s per validation
+#: script (issue 31); compiling every kernel set (``flexmb compile``) took 100 s of CPU
+FIRST_RUN_MESSAGE = ("flexmb: compiling the numerical kernels for this machine (first run, about 10 s; "
+                     "`flexmb compile` does it ahead of time)")
+
+logger = logging.getLogger(__name__)
+
+
+class _FirstCompileNotice(event.Listener):
+    """Logs :data:`FIRST_RUN_MESSAGE` once per process, when numba starts compiling a flexmb kernel
+    (numba raises the ``numba:compile`` event only on a cache miss, just before it compiles)."""
+
+    def __init__(self) -> None:
+        self.enabled = True
+
+    def on_start(self, ev: event.Event) -> None:
+        function = getattr((ev.data or {}).get("dispatcher"), "py_func", None)
+        if self.enabled and getattr(function, "__module__", "").startswith(__name__ + "."):
+            self.enabled = False
+            logger.warning(FIRST_RUN_MESSAGE)
+
+    def on_end(self, ev: event.Event) -> None:
+        pass
+
+
+#: the process's notice; :mod:`flexmb.warm_up` sets ``first_compile_notice.enabled = False`` (it
+#: reports the compilation itself)
+first_compile_notice = _FirstCompileNotice()
+event.register("numba:compile", first_compile_notice)

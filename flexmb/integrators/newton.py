@@ -426,10 +426,43 @@ REUSE_CONTRACTION = 0.1
 #: extra residual evaluations. Measured (CPU per step, planar frames falling under gravity,
 #: dt = 0.01 s, 2-3 full Newton iterations per step): 126 DOFs 0.79 / 0.88 ms (full / modified),
 #: 270 DOFs 2.43 / 1.81 ms, 918 DOFs 8.3 / 5.6 ms; a frame spinning at 1 rad/s, whose steps
-#: contract slowly, 9918 DOFs 356 / 412 ms (no gain, same solution).
-MODIFIED_NEWTON_MIN_SIZE = 200
+#: contract slowly, 9918 DOFs 356 / 412 ms (no gain, same solution). With the factorisation kept
+#: across steps (:class:`KeptFactorization`) it pays from the sparse LU on: Simo's spin-up beam,
+#: dt = 0.01 s, 156 / 192 unknowns: 1.0 / 1.0 ms per step full Newton, 0.35 / 0.38 ms modified
+#: (0.01 LU per step); below, the compiled dense LU makes a factorisation cheap.
+MODIFIED_NEWTON_MIN_SIZE = DENSE_LIMIT + 1
 
 ResidualFunction = Callable[..., tuple[np.ndarray, "sp.csc_matrix | None", float]]
+
+
+class KeptFactorization:
+    """The last factorisation of modified Newton, kept from one solve to the next (the time steps
+    of one run, :attr:`flexmb.integrators.schemes.Scheme.kept_factorization`).
+
+    A solve given it starts with that LU instead of the Jacobian at its start point and keeps it
+    under the same contraction rule as its own (:data:`REUSE_CONTRACTION`); a converged solve
+    leaves its last factorisation here, a failed one leaves nothing. ``key`` is what the
+    Jacobian depends on besides the unknowns, the time step (s): an LU made under another key is
+    not taken. Keys within 1e-9 relative are the same: a run's fixed steps differ by round-off
+    (t_end - t).
+    """
+
+    def __init__(self) -> None:
+        self.key: float = math.nan
+        self.lu: Factorization | None = None
+        self.matrix: sp.spmatrix | None = None          # the matrix lu factorises
+
+    def take(self, key: float) -> tuple[Factorization | None, sp.spmatrix | None]:
+        """The kept LU and its matrix if made under ``key``, else (None, None); either way none is
+        kept any more until :meth:`keep`."""
+        same = math.isclose(key, self.key, rel_tol=1e-9)
+        lu, matrix = (self.lu, self.matrix) if same else (None, None)
+        self.key, self.lu, self.matrix = key, None, None
+        return lu, matrix
+
+    def keep(self, lu: Factorization | None, matrix: sp.spmatrix | None) -> None:
+        """Keep ``lu``, the factorisation of ``matrix``, under the key of the last :meth:`take`."""
+        self.lu, self.matrix = lu, matrix
 
 
 def newton_solve(residual_and_jacobian: ResidualFunction, x0: np.ndarray, length_scale: float,
@@ -437,7 +470,8 @@ def newton_solve(residual_and_jacobian: ResidualFunction, x0: np.ndarray, length
                  update: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
                  determinant_signs: bool = False, modified: bool = False,
                  magnitudes: np.ndarray | None = None,
-                 check_singular: bool = True) -> tuple[np.ndarray, NewtonLog]:
+                 check_singular: bool = True, kept: KeptFactorization | None = None,
+                 kept_key: float = math.nan) -> tuple[np.ndarray, NewtonLog]:
     """Solve r(x) = 0 from ``x0``.
 
     ``residual_and_jacobian(x)`` returns ``(r, J, force_scale)`` with r (n,), J a sparse (n, n)
@@ -467,14 +501,29 @@ def newton_solve(residual_and_jacobian: ResidualFunction, x0: np.ndarray, length
     :attr:`flexmb.integrators.schemes.Scheme.regular_inertia`): there a tiny pivot is the
     conditioning of a fine mesh, which Newton's iteration overcomes, not a mechanism. Exactly
     zero pivots and absurd corrections are singular either way.
+
+    ``kept`` (modified Newton): a factorisation kept from the solve before
+    (:class:`KeptFactorization`, taken if made under ``kept_key``) replaces the first Jacobian and
+    is kept under the same contraction rule; the solve leaves its last factorisation there when it
+    converges. Its first correction is then tested like a later one: an iteration that does not
+    contract by :data:`REUSE_CONTRACTION` goes on as full Newton (from the start point if the
+    residual grew). Not with ``check_singular``, whose pivot test belongs to the start point's
+    Jacobian.
     """
     s = settings or NewtonSettings()
     x = np.array(x0, dtype=float)
     log = NewtonLog()
     tiny = _TINY
     reusable = modified                  # the function takes the tangent flag
-    r, J, scale = residual_and_jacobian(x, True) if modified else residual_and_jacobian(x)
     lu = factored = None
+    if modified and kept is not None and not check_singular:
+        lu, factored = kept.take(kept_key)
+    else:
+        kept = None
+    if lu is not None:                   # the kept LU stands for the start point's Jacobian
+        r, J, scale = residual_and_jacobian(x, False)
+    else:
+        r, J, scale = residual_and_jacobian(x, True) if modified else residual_and_jacobian(x)
     for k in range(s.max_iterations + 1):
         scale = max(scale, tiny)
         rn = _norm(r)
@@ -485,10 +534,10 @@ def newton_solve(residual_and_jacobian: ResidualFunction, x0: np.ndarray, length
             raise NewtonFailure(f"residual is not finite at iteration {k}", log)
         if rn <= s.residual_tol * scale:
             log.converged, log.criterion = True, "residual"
-            return x, log
+            return _converged(x, log, kept, lu, factored)
         if k == s.max_iterations:
             break
-        if (modified and J is None and rn > REUSE_CONTRACTION * log.residual_norms[-2]
+        if (modified and J is None and k > 0 and rn > REUSE_CONTRACTION * log.residual_norms[-2]
                 and log.increment_norms[-1] > s.stagnation_tol * length_scale):
             # the kept factorisation stopped paying; not when the last correction was already at
             # the stagnation level: the residual is then round-off, which a new LU cannot reduce
@@ -516,16 +565,24 @@ def newton_solve(residual_and_jacobian: ResidualFunction, x0: np.ndarray, length
         log.increment_norms.append(dn)
         if dn <= s.increment_tol * length_scale and rn <= s.increment_gate * scale:
             log.converged, log.criterion = True, "increment"
-            return x, log
+            return _converged(x, log, kept, lu, factored)
         if at_round_off(dn, x, magnitudes, s.round_off_factor):
             log.converged, log.criterion = True, "round-off"
-            return x, log
+            return _converged(x, log, kept, lu, factored)
         if _stagnated(log, s, length_scale, lambda: residual_floor(factored if J is None else J, x, magnitudes)):
             log.converged, log.criterion = True, "stagnation"
-            return x, log
+            return _converged(x, log, kept, lu, factored)
     raise NewtonFailure(f"no convergence in {s.max_iterations} iterations "
                         f"(|r|/F = {log.residual_norms[-1] / log.force_scale:.3e}, "
                         f"{_trend(log.relative_residuals())})", log)
+
+
+def _converged(x: np.ndarray, log: NewtonLog, kept: KeptFactorization | None, lu: Factorization | None,
+               factored: sp.spmatrix | None) -> tuple[np.ndarray, NewtonLog]:
+    """newton_solve's return at convergence; its last factorisation goes to ``kept``."""
+    if kept is not None:
+        kept.keep(lu, factored)
+    return x, log
 
 
 #: the convergence criteria by the compiled solve's outcome codes (0, 1, 2, 3)

@@ -91,6 +91,9 @@ class Scheme(ABC):
 
     def __init__(self, assembly: Assembly) -> None:
         self.asm = assembly
+        #: modified Newton's last factorisation, kept from one step to the next of the same dt
+        #: (:class:`~flexmb.integrators.newton.KeptFactorization`)
+        self.kept_factorization = newton.KeptFactorization()
 
     @cached_property
     def regular_inertia(self) -> bool:

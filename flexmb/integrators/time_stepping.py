@@ -587,7 +587,8 @@ def _sub_step(stepper: Scheme, s: State, dt: float, settings: NewtonSettings, hi
             log, last["res"] = solved
             return x0, log
         x, log = newton_solve(residual, x0, length, settings, update if capped.size else None, modified=modified,
-                              magnitudes=magnitudes, check_singular=check_singular)
+                              magnitudes=magnitudes, check_singular=check_singular,
+                              kept=stepper.kept_factorization, kept_key=dt)
         u1[free] = x[:nf]
         return x, log
 

@@ -1,0 +1,249 @@
+"""Fill numba's kernel cache ahead of time: the ``flexmb compile`` command.
+
+The compiled kernels (:mod:`flexmb.compiled`, ``cache=True``) are compiled on their first call
+for the argument types of that call and then stored in numba's cache (where: see
+:mod:`flexmb.compiled`). The cache is keyed by those types, so the kernels are compiled here the
+way a run calls them: by running tiny models (two or three elements, two steps) through every
+time-integration scheme, a load-controlled static step and the natural modes, one kernel set at a
+time. A kernel found in the cache is loaded, not compiled, so a second call is quick.
+
+Each set's function builds its models and runs them; nothing is checked but that they run.
+"""
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+import flexmb as fm
+from flexmb.checks import FlexmbWarning
+from flexmb.rotations import cayley
+
+#: the schemes every dynamic warm-up model runs through (flexmb.integrate's ``scheme``)
+SCHEMES = ("mid-point", "composed-mid-point", "newmark", "generalized-alpha", "energy-decaying",
+           "energy-decaying-velocity")
+DT, STEPS = 1e-3, 2
+
+
+def _dynamics(model: fm.Model, schemes: Iterable[str] = SCHEMES) -> None:
+    """Two steps of ``model`` with each scheme that takes it (one assembly; each run starts from
+    rest). A scheme that refuses the model (a :class:`~flexmb.model.ModelError` before its first
+    step, e.g. the velocity-dissipative one with a cubic mass) has no kernels to compile for it."""
+    asm = fm.Assembly(model)
+    for scheme in schemes:
+        try:
+            fm.integrate(asm, DT, STEPS * DT, scheme=scheme, progress=False, max_cutbacks=0)
+        except fm.ModelError:
+            continue
+
+
+def _statics(model: fm.Model) -> None:
+    """One load-controlled step and the lowest natural modes of ``model`` (statics' kernels)."""
+    asm = fm.Assembly(model)
+    fm.load_control(asm, 1, progress=False)
+    fm.natural_modes(asm, 2)
+
+
+def _cantilever(dim: int, n_el: int = 2, clamped: bool = True) -> tuple[fm.Model, np.ndarray]:
+    """A model with ``n_el + 1`` nodes along x (1 m); ``clamped``: the first node clamped and
+    gravity on."""
+    model = fm.Model(dim=dim)
+    x = np.linspace(0.0, 1.0, n_el + 1)
+    nodes = model.add_nodes(np.c_[x, np.zeros((n_el + 1, dim - 1))])
+    if clamped:
+        model.fix(int(nodes[0]))
+        model.set_gravity([0.0, -9.81] + [0.0] * (dim - 2))
+    return model, nodes
+
+
+def _truss() -> None:
+    for dim in (2, 3):
+        for mass in ("lumped", "consistent"):
+            model = fm.Model(dim=dim)
+            # a two-bar truss (a V), its apex pulled up (no snap-through)
+            nodes = model.add_nodes(np.array([[0.0, 0.0, 0.0], [1.0, 0.5, 0.0], [2.0, 0.0, 0.0]])[:, :dim])
+            model.add_truss([[nodes[0], nodes[1]], [nodes[1], nodes[2]]], EA=1e5, rho_A=1.0, mass=mass)
+            for node in (nodes[0], nodes[2]):
+                model.fix(int(node))
+            if dim == 3:
+                model.fix(int(nodes[1]), "uz")
+            model.add_load(int(nodes[1]), "uy", 1.0)
+            model.set_rayleigh_damping("truss", alpha=0.1, beta=1e-4)
+            _dynamics(model)
+            _statics(model)
+
+
+def _beam2d() -> None:
+    for mass in ("lumped", "consistent", "cubic"):
+        for second_order in (False, True):
+            model, nodes = _cantilever(2)
+            model.add_beam2d(np.c_[nodes[:-1], nodes[1:]], EA=1e6, EI=1e2, rho_A=1.0, rho_I=1e-4, mass=mass,
+                             second_order=second_order)
+            _dynamics(model)
+            _statics(model)
+            model.set_rayleigh_damping("beam2d", alpha=0.1, beta=1e-4)
+            _dynamics(model)
+        # a pendulum (pinned by a joint): the beam group's mid-point step with constraints
+        model, nodes = _cantilever(2, clamped=False)
+        model.add_beam2d(np.c_[nodes[:-1], nodes[1:]], EA=1e6, EI=1e2, rho_A=1.0, rho_I=1e-4, mass=mass)
+        model.add_joint("revolute", None, int(nodes[0]))
+        model.set_gravity([0.0, -9.81])
+        _dynamics(model, ("mid-point",))
+    asm = fm.Assembly(model)                    # the element-by-element mid-point kernel (fused otherwise)
+    u = np.zeros(asm.n_dof)
+    asm.mid_point_force(u, u)
+    asm.mid_point_force_and_tangent(u, u)
+
+
+def _beam3d() -> None:
+    for mass in ("lumped", "consistent"):
+        for second_order in (False, True):
+            model, nodes = _cantilever(3)
+            model.add_beam3d(np.c_[nodes[:-1], nodes[1:]], EA=1e6, GJ=50.0, EI_y=1e2, EI_z=2e2, rho_A=1.0,
+                             rho_I=(2e-4, 1e-4, 1e-4), mass=mass, second_order=second_order)
+            _dynamics(model)
+            _statics(model)
+            model.set_rayleigh_damping("beam3d", alpha=0.1, beta=1e-4)
+            _dynamics(model)
+
+
+def _shell() -> None:
+    for membrane in ("opt", "cst"):
+        for mass in ("lumped", "consistent"):
+            model = fm.Model(dim=3)
+            # a 1 m square plate of two triangles, clamped along x = 0, under gravity
+            nodes = model.add_nodes(np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [1.0, 1.0, 0.0], [0.0, 1.0, 0.0]]))
+            model.add_shell([[nodes[0], nodes[1], nodes[2]], [nodes[0], nodes[2], nodes[3]]], E=1e7, nu=0.3,
+                            thickness=0.01, rho=100.0, membrane=membrane, mass=mass)
+            for node in (nodes[0], nodes[3]):
+                model.fix(int(node))
+            model.set_gravity([0.0, 0.0, -9.81])
+            _dynamics(model)
+            _statics(model)
+            model.set_rayleigh_damping("shell", alpha=0.1, beta=1e-4)
+            _dynamics(model)
+
+
+def _bodies() -> None:
+    # 2D: a pendulum of two rigid links (revolute joints) and a slider (prismatic)
+    model = fm.Model(dim=2)
+    link = model.add_rigid_body([0.5, 0.0], 1.0, 0.1)
+    second = model.add_rigid_body([1.5, 0.0], 1.0, 0.1)
+    model.add_joint("revolute", None, link, at=[0.0, 0.0])
+    model.add_joint("revolute", link, second, at=[1.0, 0.0])
+    slider = model.add_rigid_body([2.0, 0.0], 1.0, 0.1)
+    model.add_joint("revolute", second, slider, at=[2.0, 0.0])
+    model.add_joint("prismatic", None, slider, x_axis=[1.0, 0.0])
+    model.set_gravity([0.0, -9.81])
+    _dynamics(model)
+    # 3D: a spinning top on a spherical joint, a link on a revolute and a universal joint
+    model = fm.Model(dim=3)
+    top = model.add_rigid_body([0.0, 0.0, 0.5], 1.0, [0.02, 0.02, 0.04])
+    model.add_joint("spherical", None, top, at=[0.0, 0.0, 0.0])
+    arm = model.add_rigid_body([1.0, 0.0, 0.0], 1.0, [0.01, 0.05, 0.05])
+    model.add_joint("revolute", None, arm, at=[0.5, 0.0, 0.0], axis=[0.0, 0.0, 1.0])
+    hand = model.add_rigid_body([2.0, 0.0, 0.0], 1.0, [0.01, 0.05, 0.05])
+    model.add_joint("universal", arm, hand, at=[1.5, 0.0, 0.0], axis=[0.0, 0.0, 1.0], x_axis=[0.0, 1.0, 0.0])
+    model.set_gravity([0.0, -9.81, 0.0])
+    _dynamics(model)
+    cayley(np.zeros((1, 3)))                    # the bushings' relative rotation (flexmb.elements.bushing)
+
+
+def _modal() -> None:
+    from flexmb.cms import ModalBodyData
+
+    for dim in (2, 3):
+        body, nodes = _cantilever(dim, n_el=3, clamped=False)
+        if dim == 2:
+            body.add_beam2d(np.c_[nodes[:-1], nodes[1:]], EA=1e6, EI=1e2, rho_A=1.0, rho_I=1e-4, mass="consistent")
+        else:
+            body.add_beam3d(np.c_[nodes[:-1], nodes[1:]], EA=1e6, GJ=50.0, EI_y=1e2, EI_z=2e2, rho_A=1.0,
+                            rho_I=(2e-4, 1e-4, 1e-4), mass="consistent")
+        data = ModalBodyData.from_model(body, frame_node=int(nodes[0]), n_modes=2)
+        for stiffening in (True, False):
+            model = fm.Model(dim=dim)
+            frame = model.add_node(np.zeros(dim))
+            model.add_modal_body(data, node=frame, stiffening=stiffening)
+            model.add_joint("revolute", None, frame, **({"axis": [0.0, 0.0, 1.0]} if dim == 3 else {}))
+            model.set_gravity([0.0, -9.81] + [0.0] * (dim - 2))
+            _dynamics(model)
+
+
+#: kernel set -> (what it runs, its warm-up); ``flexmb compile --only SET`` runs one
+KERNEL_SETS: dict[str, tuple[str, Callable[[], None]]] = {
+    "truss": ("2D and 3D trusses, lumped and consistent mass", _truss),
+    "beam2d": ("Beam2D, lumped, consistent and cubic mass, with and without second-order strains", _beam2d),
+    "beam3d": ("Beam3D, lumped and consistent mass, with and without second-order strains", _beam3d),
+    "shell": ("Shell3, optimal and constant-strain membrane, lumped and consistent mass", _shell),
+    "bodies": ("rigid bodies and joints, 2D and 3D", _bodies),
+    "modal": ("modal bodies, 2D and 3D, with and without stiffening", _modal),
+}
+
+
+@dataclass
+class SetReport:
+    """What warming up one kernel set did: kernels (signatures) compiled and loaded from the cache."""
+
+    name: str
+    compiled: int
+    loaded: int
+    seconds: float
+
+
+def _dispatchers() -> list:
+    """Every numba dispatcher of the flexmb.compiled modules imported so far."""
+    import sys
+
+    from numba.core.registry import CPUDispatcher
+
+    return [obj for name, module in list(sys.modules.items()) if name.startswith("flexmb.compiled.")
+            for obj in vars(module).values()
+            if isinstance(obj, CPUDispatcher) and obj.py_func.__module__ == name]
+
+
+def _counts() -> tuple[int, int]:
+    """(compilations, cache loads) of flexmb's kernels in this process so far."""
+    misses = hits = 0
+    for dispatcher in _dispatchers():
+        stats = dispatcher.stats
+        misses += sum(stats.cache_misses.values())
+        hits += sum(stats.cache_hits.values())
+    return misses, hits
+
+
+def compile_kernels(only: Iterable[str] | None = None,
+                    report: Callable[[SetReport], None] | None = None) -> list[SetReport]:
+    """Compile (or load from numba's cache) the kernels of the sets ``only`` (default: all of
+    :data:`KERNEL_SETS`); ``report`` is called with each set's :class:`SetReport` when it is done."""
+    import flexmb.compiled
+
+    names = list(KERNEL_SETS) if only is None else list(only)
+    unknown = [n for n in names if n not in KERNEL_SETS]
+    if unknown:
+        raise ValueError(f"unknown kernel set {unknown[0]!r}; choose from {', '.join(KERNEL_SETS)}")
+    flexmb.compiled.first_compile_notice.enabled = False       # this reports the compilation itself
+    reports = []
+    for name in names:
+        before, start = _counts(), time.perf_counter()
+        with warnings.catch_warnings():                     # about the tiny models, not the user's
+            warnings.simplefilter("ignore", FlexmbWarning)
+            KERNEL_SETS[name][1]()
+        after = _counts()
+        reports.append(SetReport(name, after[0] - before[0], after[1] - before[1], time.perf_counter() - start))
+        if report is not None:
+            report(reports[-1])
+    return reports
+
+
+def kernels_not_warmed() -> list[str]:
+    """The kernels of the imported flexmb.compiled modules that no warm-up called (module.function)."""
+    return sorted(f"{d.py_func.__module__.rsplit('.', 1)[-1]}.{d.py_func.__name__}" for d in _dispatchers()
+                  if not d.signatures)
+
+
+def cache_folders() -> list[str]:
+    """The folders numba stores flexmb's compiled kernels in (one per module folder: one)."""
+    return sorted({d.stats.cache_path for d in _dispatchers()})
