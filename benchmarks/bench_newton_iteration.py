@@ -123,6 +123,40 @@ def frame_model(n_dof: float, mass: str) -> tuple[fm.Assembly, float, float, dic
 
 
 # -------------------------------------------------------------- measuring
+def part_times(asm: fm.Assembly, s, u1: np.ndarray, dt: float, residual_only: bool, repeat: int
+               ) -> tuple[float, float, float, float, float, float]:
+    """CPU seconds of one mid-point Newton iteration's parts from state ``s`` to the end-point guess
+    u1: element and inertia kernels with tangent, without (``residual_only``, else 0), assembly,
+    LU with and without the pivot test, and one solve (medians of ``repeat``)."""
+    X, ue0, ue1 = asm._X, asm.gather(s.u), asm.gather(u1)
+    ed = asm._edofs
+    stretch = s.stretch if s.stretch is not None else np.zeros_like(s.u)
+
+    def kernels(tangent: bool):
+        out = [g.mid_point_force_and_tangent(x, a, b) if tangent else g.mid_point_force(x, a, b)
+               for g, x, a, b in zip(asm.groups, X, ue0, ue1)]
+        inertia = [k.mid_point_inertia(s.u[ed[i]], u1[ed[i]], s.v[ed[i]], stretch[ed[i][:, [2, 5]]], dt,
+                                       tangent=tangent) for i, k in asm.configuration_masses]
+        return out, inertia
+
+    out, inertia = kernels(True)
+
+    def assembly():
+        f = asm.vector([o[0] for o in out] + [F for F, _ in inertia])
+        data = asm.matrix_data([o[1] for o in out] + [J for _, J in inertia])
+        return f, data + (2.0 / dt**2) * asm.mass_data
+
+    J = asm.free_matrix(assembly()[1]).tocsc()
+    b = np.ones(J.shape[0])
+    lu = Factorization(J, pivots=False)
+    return (cpu_median(lambda: kernels(True), repeat),
+            cpu_median(lambda: kernels(False), repeat) if residual_only else 0.0,
+            cpu_median(assembly, repeat),
+            cpu_median(lambda: Factorization(J, pivots=True), repeat),
+            cpu_median(lambda: Factorization(J, pivots=False), repeat),
+            cpu_median(lambda: lu.solve(b), repeat))
+
+
 def measure(label: str, asm: fm.Assembly, dt: float, t0: float, extra: dict, steps: int, repeat: int) -> dict:
     t_start = t0
     kw = dict(v0=extra.get("v0"), t0=t_start, progress=False, keep_newton_logs=True)
@@ -161,37 +195,7 @@ def measure(label: str, asm: fm.Assembly, dt: float, t0: float, extra: dict, ste
         row["rest"] = row["total"] - row["newton"] - record
         return row
 
-    X, ue0, ue1 = asm._X, asm.gather(s.u), asm.gather(u1)
-    ed = asm._edofs
-
-    def kernel_tangent():
-        out = [g.mid_point_force_and_tangent(x, a, b) for g, x, a, b in zip(asm.groups, X, ue0, ue1)]
-        inertia = [k.mid_point_inertia(s.u[ed[i]], u1[ed[i]], s.v[ed[i]], s.stretch[ed[i][:, [2, 5]]], dt)
-                   for i, k in asm.configuration_masses]
-        return out, inertia
-
-    def kernel_residual():
-        out = [g.mid_point_force(x, a, b) for g, x, a, b in zip(asm.groups, X, ue0, ue1)]
-        inertia = [k.mid_point_inertia(s.u[ed[i]], u1[ed[i]], s.v[ed[i]], s.stretch[ed[i][:, [2, 5]]], dt, tangent=False)
-                   for i, k in asm.configuration_masses]
-        return out, inertia
-
-    out, inertia = kernel_tangent()
-
-    def assembly():
-        f = asm.vector([o[0] for o in out] + [F for F, _ in inertia])
-        data = asm.matrix_data([o[1] for o in out] + [J for _, J in inertia])
-        return f, data + (2.0 / dt**2) * asm.mass_data
-
-    J = asm.free_matrix(assembly()[1]).tocsc()
-    b = np.ones(J.shape[0])
-    lu = Factorization(J, pivots=False)
-    t_kt = cpu_median(kernel_tangent, repeat)
-    t_kr = cpu_median(kernel_residual, repeat) if modified else 0.0
-    t_as = cpu_median(assembly, repeat)
-    t_fp = cpu_median(lambda: Factorization(J, pivots=True), repeat)
-    t_ff = cpu_median(lambda: Factorization(J, pivots=False), repeat)
-    t_so = cpu_median(lambda: lu.solve(b), repeat)
+    t_kt, t_kr, t_as, t_fp, t_ff, t_so = part_times(asm, s, u1, dt, modified, repeat)
     row["kernel"] = (tangent_evals * t_kt + residual_evals * t_kr) * per
     row["assembly"] = (tangent_evals + residual_evals) * t_as * per          # residual-only: over-estimate
     row["solve"] = (len(logs) * t_fp + (factorizations - len(logs)) * t_ff + iterations * t_so) * per

@@ -66,11 +66,10 @@ except ModuleNotFoundError:                   # run from a source checkout witho
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     import flexmb as fm
 
-from bench_newton_iteration import cpu_median
+from bench_newton_iteration import cpu_median, part_times
 from bench_shell import clamped_plate
 
 from flexmb.integrators import newton as newton_module
-from flexmb.integrators.newton import Factorization
 from flexmb.integrators.schemes import MidPoint
 
 SPIN_UP_SIZES = (16, 64, 256, 1024, 4096)
@@ -146,38 +145,7 @@ def measure(label: str, asm: fm.Assembly, dt: float, steps: int, repeat: int) ->
         row["bookkeeping"] = row["cpu"] - row["kernels"]
         return row
 
-    X, ue0, ue1 = asm._X, asm.gather(s.u), asm.gather(u1)
-    ed = asm._edofs
-    stretch = s.stretch if s.stretch is not None else np.zeros_like(s.u)
-
-    def kernel_tangent():
-        out = [g.mid_point_force_and_tangent(x, a, b) for g, x, a, b in zip(asm.groups, X, ue0, ue1)]
-        inertia = [k.mid_point_inertia(s.u[ed[i]], u1[ed[i]], s.v[ed[i]], stretch[ed[i][:, [2, 5]]], dt)
-                   for i, k in asm.configuration_masses]
-        return out, inertia
-
-    def kernel_residual():
-        out = [g.mid_point_force(x, a, b) for g, x, a, b in zip(asm.groups, X, ue0, ue1)]
-        inertia = [k.mid_point_inertia(s.u[ed[i]], u1[ed[i]], s.v[ed[i]], stretch[ed[i][:, [2, 5]]], dt,
-                                       tangent=False) for i, k in asm.configuration_masses]
-        return out, inertia
-
-    out, inertia = kernel_tangent()
-
-    def assembly():
-        f = asm.vector([o[0] for o in out] + [F for F, _ in inertia])
-        data = asm.matrix_data([o[1] for o in out] + [J for _, J in inertia])
-        return f, data + (2.0 / dt**2) * asm.mass_data
-
-    J = asm.free_matrix(assembly()[1]).tocsc()
-    b = np.ones(J.shape[0])
-    lu = Factorization(J, pivots=False)
-    t_kt = cpu_median(kernel_tangent, repeat)
-    t_kr = cpu_median(kernel_residual, repeat) if modified else 0.0
-    t_as = cpu_median(assembly, repeat)
-    t_fp = cpu_median(lambda: Factorization(J, pivots=True), repeat)
-    t_ff = cpu_median(lambda: Factorization(J, pivots=False), repeat)
-    t_so = cpu_median(lambda: lu.solve(b), repeat)
+    t_kt, t_kr, t_as, t_fp, t_ff, t_so = part_times(asm, s, u1, dt, modified, repeat)
     row["kernels"] = (tangent_evals * t_kt + residual_evals * t_kr) * per
     row["assembly"] = (tangent_evals + residual_evals) * t_as * per           # residual-only: over-estimate
     tested = sum(np.isfinite(log.smallest_pivots).sum() for log in logs)    # the LUs with the pivot test

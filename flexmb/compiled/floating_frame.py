@@ -373,12 +373,14 @@ def energy_and_angular_momentum(G, index, value, X, u, v) -> tuple[float, float]
 # ------------------------------------------------------------------ gravity
 @jit
 def _first_moment(S0, S1, S2, q):
-    """S(q) = S0 + S1^T q + q S2 q (2, m) and dS/dq (n_m, 2, m), S2 (n_m, n_m, 2) symmetric in k, l."""
+    """S(q) = S0 + S1^T q + q S2 q (dim, m) and dS/dq (n_m, dim, m), S2 (n_m, n_m, dim) symmetric in
+    k, l; dim = 2 or 3 (the 3D body's kernels use it too)."""
     n, m = q.shape
-    S = np.empty((2, m), dtype=np.complex128)
-    dS = np.empty((n, 2, m), dtype=np.complex128)
+    dim = S0.shape[0]
+    S = np.empty((dim, m), dtype=np.complex128)
+    dS = np.empty((n, dim, m), dtype=np.complex128)
     for d in range(m):
-        for i in range(2):
+        for i in range(dim):
             S[i, d] = S0[i]
             for l in range(n):
                 qS2 = 0.0 + 0.0j                                               # sum_k q_k S2[k, l, i]

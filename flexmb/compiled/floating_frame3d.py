@@ -22,6 +22,7 @@ import numpy as np
 
 from flexmb.compiled.floating_frame import (
     _dot,
+    _first_moment,
     _gonzalez,
     _lanes,
     _store,
@@ -376,24 +377,6 @@ def energy_and_angular_momentum(G, index, value, entry, entry_z, entry_w, R, X, 
 
 
 # ------------------------------------------------------------------ gravity
-@jit
-def _first_moment(S0, S1, S2, q):
-    """S(q) = S0 + S1^T q + q S2 q (3, m) and dS/dq (n_m, 3, m), S2 (n_m, n_m, 3) symmetric in k, l."""
-    n, m = q.shape
-    S = np.empty((3, m), dtype=np.complex128)
-    dS = np.empty((n, 3, m), dtype=np.complex128)
-    for d in range(m):
-        for i in range(3):
-            S[i, d] = S0[i]
-            for l in range(n):
-                qS2 = 0.0 + 0.0j                                                   # sum_k q_k S2[k, l, i]
-                for k in range(n):
-                    qS2 += q[k, d] * S2[k, l, i]
-                S[i, d] += q[l, d] * (S1[l, i] + qS2)
-                dS[l, i, d] = S1[l, i] + 2.0 * qS2
-    return S, dS
-
-
 @jit
 def _gravity_gradient(mass, S0, S1, S2, R, q, g):
     """-dV/d(r, spin, q) (n_x, m): (m g, (R S) x g, dS/dq R^T g), R (3, 3, m)."""
