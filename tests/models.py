@@ -59,3 +59,16 @@ def pendulum_chain(n_links: int = 3) -> fm.Assembly:
     m.fix(nodes[0])
     m.set_gravity([0.0, -9.81])
     return fm.Assembly(m)
+
+
+def cantilever_body_3d(n_el: int = 5, n_modes: int = 3):
+    """3D modal-body data (:class:`flexmb.cms.ModalBodyData`) of a 1 m cantilever along x with unequal
+    bending stiffnesses and rotary inertia (``n_el`` consistent-mass Beam3D), frame at the root."""
+    from flexmb.cms.modal_body import ModalBodyData
+
+    body = fm.Model(dim=3)
+    x = np.linspace(0.0, 1.0, n_el + 1)
+    nodes = body.add_nodes(np.c_[x, 0.0 * x, 0.0 * x])
+    body.add_beam3d(np.c_[nodes[:-1], nodes[1:]], EA=2e3, GJ=1.5, EI_y=2.0, EI_z=3.0, rho_A=0.5,
+                    rho_I=(1e-3, 5e-4, 5e-4), mass="consistent", y_axis=(0.0, 1.0, 0.0))
+    return ModalBodyData.from_model(body, frame_node=int(nodes[0]), n_modes=n_modes, name="beam")

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import flexmb as fm
+from models import cantilever_body_3d
 from flexmb.cms.modal_body import ModalBodyData
 from flexmb.elements.floating_frame3d import FloatingFrameMass3D
 from flexmb.elements.velocity_fields import BodyVelocityFields
@@ -29,12 +30,7 @@ G_FIELD = np.array([0.4, -9.81, 1.3])                                         # 
 @pytest.fixture(scope="module")
 def data() -> ModalBodyData:
     """A cantilever along x with unequal bending stiffnesses and rotary inertia, frame at the root."""
-    body = fm.Model(dim=3)
-    x = np.linspace(0.0, 1.0, N_EL + 1)
-    nodes = body.add_nodes(np.c_[x, 0.0 * x, 0.0 * x])
-    body.add_beam3d(np.c_[nodes[:-1], nodes[1:]], EA=2e3, GJ=1.5, EI_y=2.0, EI_z=3.0, rho_A=0.5,
-                    rho_I=(1e-3, 5e-4, 5e-4), mass="consistent", y_axis=(0.0, 1.0, 0.0))
-    return ModalBodyData.from_model(body, frame_node=int(nodes[0]), n_modes=N_MODES, name="beam")
+    return cantilever_body_3d(N_EL, N_MODES)
 
 
 @pytest.fixture(scope="module", params=[False, True], ids=["linear", "stiffened"])
