@@ -1,8 +1,9 @@
 """Newton-Raphson driver shared by the time integration schemes and statics.
 
-The Jacobian is factorised by a compiled dense LU for small systems and by SuperLU (through
-``scipy.sparse.linalg.splu``, fill-reducing ordering ``SPARSE_ORDERING``) for larger ones
-(:class:`Factorization`, threshold ``DENSE_LIMIT`` measured); the mid-point tangent is
+The Jacobian is factorised by a compiled dense LU for small systems and by a sparse LU for larger
+ones (:class:`Factorization`, threshold ``DENSE_LIMIT`` measured): SuperLU (through
+``scipy.sparse.linalg.splu``, fill-reducing ordering ``SPARSE_ORDERING``) or PARDISO,
+``NewtonSettings.solver`` (:mod:`flexmb.integrators.sparse_lu`); the mid-point tangent is
 non-symmetric and is never symmetrised. Large models reuse a factorisation within a solve while
 the residual contracts fast enough (modified Newton, ``newton_solve(..., modified=True)``).
 
@@ -48,7 +49,6 @@ from typing import Callable
 
 import numpy as np
 import scipy.sparse as sp
-import scipy.sparse.linalg as spla
 
 
 @dataclass
@@ -65,13 +65,23 @@ class NewtonSettings:
     #: corrections below this many times the round-off of the unknowns, ``eps |m + |x||``, end the
     #: iteration whatever the residual (it is then at its round-off floor; 0 switches the test off)
     round_off_factor: float = 8.0
+    #: sparse LU of Jacobians above DENSE_LIMIT unknowns (:mod:`flexmb.integrators.sparse_lu`):
+    #: "auto" (PARDISO from ``sparse_lu.PARDISO_FROM`` unknowns when installed, else SuperLU),
+    #: "superlu" or "pardiso" (``pip install flexmb[pardiso]``); statics watching the sign of the
+    #: determinant factorise with SuperLU whatever is named here
+    solver: str = "auto"
 
     def __post_init__(self) -> None:
-        from flexmb.checks import integer, real       # flexmb.checks imports this module lazily
+        from flexmb.checks import ModelError, integer, real       # flexmb.checks imports this module lazily
+        from flexmb.integrators import sparse_lu
 
         for name in ("residual_tol", "increment_tol", "increment_gate", "stagnation_tol", "round_off_factor"):
             setattr(self, name, real(getattr(self, name), f"NewtonSettings: {name}", low=0.0))
         self.max_iterations = integer(self.max_iterations, "NewtonSettings: max_iterations", low=1)
+        try:
+            sparse_lu.backend(self.solver, 0)
+        except (ValueError, TypeError, sparse_lu.SolverNotInstalled) as exc:
+            raise ModelError(f"NewtonSettings: solver: {exc}") from exc
 
 
 @dataclass
@@ -314,7 +324,9 @@ class Factorization:
     Up to :data:`DENSE_LIMIT` unknowns B is factorised densely by the compiled LU with partial
     pivoting (:mod:`flexmb.compiled.dense_lu`; equilibration and densification in one compiled
     pass, :func:`flexmb.compiled.scatter.equilibrated_dense`), larger matrices by SuperLU with
-    the column ordering :data:`SPARSE_ORDERING`. With ``pivots=False`` (the later factorisations of
+    the column ordering :data:`SPARSE_ORDERING`, or by the sparse backend ``solver`` names
+    (:mod:`flexmb.integrators.sparse_lu`: "superlu", "pardiso", "auto"; only SuperLU gives the
+    determinant's sign). With ``pivots=False`` (the later factorisations of
     modified Newton) the pivots are not kept: ``smallest_pivot`` is then nan, ``is_singular``
     false and the determinant sign unknown. The matrix is never
     symmetrised.
@@ -326,7 +338,7 @@ class Factorization:
         the row and column permutations (the positive scalings do not change it).
     """
 
-    def __init__(self, matrix: sp.spmatrix, pivots: bool = True) -> None:
+    def __init__(self, matrix: sp.spmatrix, pivots: bool = True, solver: str = "superlu") -> None:
         A = matrix if matrix.format == "csc" else matrix.tocsc()
         n = A.shape[0]
         self.dense = n <= DENSE_LIMIT
@@ -344,9 +356,11 @@ class Factorization:
             # equilibrated also without the pivot test: unscaled, a shell's small rotation rows make
             # SuperLU leave its ordering (30 x 30 plate, n = 5580: 6.1 s and 1.85e7 factor entries
             # against 0.07 s and 1.1e6 equilibrated; equilibration costs 0.4 s at n = 1e5)
+            from flexmb.integrators import sparse_lu      # scipy.sparse.linalg, MKL: not for dense models
+
             B, self.row_scale, self.col_scale = equilibrate(A)
-            self.lu = spla.splu(B, permc_spec=SPARSE_ORDERING, diag_pivot_thresh=DIAGONAL_PIVOT_THRESHOLD)
-            self._pivots = self.lu.U.diagonal() if pivots else None
+            self.lu = sparse_lu.factorize(B, solver, SPARSE_ORDERING, DIAGONAL_PIVOT_THRESHOLD, pivots)
+            self._pivots = self.lu.diagonal
             self.smallest_pivot = float(np.abs(self._pivots).min(initial=np.inf)) if pivots else float("nan")
         self._n = n
         # ||B||_1, the scale of B's singular values, for is_singular; only where the pivot test asks
@@ -361,6 +375,8 @@ class Factorization:
         if self.dense:                          # every k with pivots[k] != k is one transposition
             swaps = int(np.count_nonzero(self._row_pivots != np.arange(self._n)))
             return sign * (-1 if swaps % 2 else 1)
+        if self.lu.name != "superlu":
+            raise NotImplementedError(f"the sparse solver {self.lu.name!r} does not give the determinant's sign")
         return sign * _permutation_sign(self.lu.perm_r) * _permutation_sign(self.lu.perm_c)
 
     @property
@@ -551,7 +567,7 @@ def newton_solve(residual_and_jacobian: ResidualFunction, x0: np.ndarray, length
                 x = previous
             r, J, scale = residual_and_jacobian(x, True)
         if J is not None:
-            lu, factored = _factorize(J, log, k, determinant_signs, check_singular), J
+            lu, factored = _factorize(J, log, k, determinant_signs, check_singular, s.solver), J
             J = None
         dx, dn = _correction(lu, factored, r, log, k, length_scale)
         previous = x
@@ -642,13 +658,16 @@ def compiled_solve_log(outcome: int, iteration: int, counts: tuple[int, int, int
 
 
 def _factorize(J: sp.spmatrix, log: NewtonLog, k: int, determinant_signs: bool,
-               check_singular: bool = True) -> Factorization:
-    """Factorisation of the Jacobian J of iteration k; raises SingularJacobian for a singular J
-    (an exactly zero pivot always; one singular to round-off with ``check_singular``)."""
+               check_singular: bool = True, solver: str = "auto") -> Factorization:
+    """Factorisation of the Jacobian J of iteration k by the sparse solver ``solver`` (SuperLU
+    when the determinant signs are watched); raises SingularJacobian for a singular J (an exactly
+    zero pivot always; one singular to round-off with ``check_singular``)."""
     try:
         # the equilibrated pivots tell a structural singularity at the start point (iteration 0);
-        # later iterations take the plain LU unless the determinant signs are watched (statics)
-        lu = Factorization(J, pivots=k == 0 or determinant_signs)
+        # later iterations take the plain LU unless the determinant signs are watched (statics).
+        # A sparse LU's pivots are read only for the test (reading SuperLU's costs 0.4 s at n = 1e5)
+        pivots = determinant_signs or (k == 0 and (check_singular or J.shape[0] <= DENSE_LIMIT))
+        lu = Factorization(J, pivots=pivots, solver="superlu" if determinant_signs else solver)
     except RuntimeError as exc:                          # "Factor is exactly singular"
         raise SingularJacobian(f"singular tangent at iteration {k}: {exc}", log, J.copy(), k, 0.0) from exc
     log.factorizations += 1

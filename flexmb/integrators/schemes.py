@@ -20,7 +20,6 @@ from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
-import scipy.sparse.linalg as spla
 
 from flexmb.assembly import Assembly
 from flexmb.elements.hermite_mass2d import director_step
@@ -495,6 +494,8 @@ class Newmark(Scheme):
 
     def initial_state(self, t0: float, u0: np.ndarray, v0: np.ndarray) -> State:
         """Initial acceleration from equilibrium at t0 (prescribed DOFs start with zero acceleration)."""
+        import scipy.sparse.linalg as spla          # here only: the mid-point scheme never needs it (start-up)
+
         asm = self.asm
         free = asm.dofs.free
         asm.set_time(t0)

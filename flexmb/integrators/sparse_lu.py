@@ -1,0 +1,285 @@
+"""Sparse direct LU of the Newton matrix behind one interface, with exchangeable backends.
+
+:class:`flexmb.integrators.newton.Factorization` factorises a Jacobian above
+:data:`~flexmb.integrators.newton.DENSE_LIMIT` unknowns here, after equilibrating it. The matrix is
+the non-symmetric mid-point (or statics) tangent and is never symmetrised. Backends:
+
+* ``"superlu"``: SciPy's SuperLU (``scipy.sparse.linalg.splu``), always there; fill-reducing column
+  ordering ``MMD_AT_PLUS_A`` with threshold pivoting (see :data:`~flexmb.integrators.newton.SPARSE_ORDERING`);
+  gives the factor's diagonal and permutations, so the pivot test and the sign of the determinant.
+* ``"pardiso"``: Intel MKL PARDISO (real non-symmetric, matrix type 11), located through the
+  ``pypardiso`` package (``pip install flexmb[pardiso]``, which brings MKL). Its symbolic analysis
+  (METIS ordering, weighted matching, symbolic factorisation) is made once per sparsity pattern and
+  kept; every factorisation is then numeric only. Gives the factor's diagonal (pivot test) but not
+  the sign of the determinant: statics that watch it factorise with SuperLU.
+* ``"auto"``: PARDISO from :data:`PARDISO_FROM` unknowns on when it is installed, else SuperLU.
+
+Measured on this project's Jacobians (benchmarks/bench_solvers.py, docs/speed.md "Sparse solvers").
+"""
+from __future__ import annotations
+
+import ctypes
+import weakref
+
+import numpy as np
+import scipy.sparse as sp
+
+#: the backend names :func:`factorize` takes (``NewtonSettings(solver=...)``)
+SOLVERS = ("auto", "superlu", "pardiso")
+#: ``"auto"`` takes PARDISO (when installed) from this many unknowns on. Measured
+#: (benchmarks/bench_solvers.py, docs/speed.md "Sparse solvers"): its numeric LU is 1.7-2x faster
+#: than SuperLU's at 1e4 unknowns of Beam3D grillages and Shell3 plates, 2.2x at 1e5, as fast on
+#: planar beams; loading MKL costs 0.45 s once per process, which a few LUs repay from here on.
+PARDISO_FROM = 20_000
+
+#: symbolic analyses made, per backend (the tests count them; one per sparsity pattern)
+ANALYSES = {"superlu": 0, "pardiso": 0}
+#: analysed patterns kept per backend, the newest (a run's Jacobian keeps one pattern)
+_KEPT_PATTERNS = 2
+
+
+class SolverNotInstalled(ImportError):
+    """A sparse solver was asked for by name and its package is not installed."""
+
+
+def available() -> tuple[str, ...]:
+    """The installed backends among :data:`SOLVERS` (without ``"auto"``)."""
+    names = ["superlu"]
+    try:
+        _mkl()
+        names.append("pardiso")
+    except SolverNotInstalled:
+        pass
+    return tuple(names)
+
+
+def backend(solver: str, n: int) -> str:
+    """The backend that ``solver`` (one of :data:`SOLVERS`) means for an (n, n) matrix; raises
+    ValueError for an unknown name and :class:`SolverNotInstalled` for a named backend that is
+    not installed."""
+    if solver == "auto":
+        return "pardiso" if n >= PARDISO_FROM and "pardiso" in available() else "superlu"
+    if solver == "superlu":
+        return solver
+    if solver == "pardiso":
+        _mkl()
+        return solver
+    raise ValueError(f"unknown sparse solver {solver!r}; choose one of {', '.join(map(repr, SOLVERS))}")
+
+
+def factorize(B: sp.csc_matrix, solver: str, ordering: str, pivot_threshold: float,
+              diagonal: bool) -> "SuperLU | PardisoLU":
+    """LU of the (equilibrated) CSC matrix B (n, n) by the backend ``solver`` means (:func:`backend`).
+    ``ordering`` and ``pivot_threshold`` are SuperLU's column ordering and diagonal pivot threshold;
+    ``diagonal``: keep the factor's diagonal (``.diagonal``, else None) for the pivot test."""
+    name = backend(solver, B.shape[0])
+    if name == "pardiso":
+        return PardisoLU(B, diagonal)
+    return SuperLU(B, ordering, pivot_threshold, diagonal)
+
+
+class _SuperLUPattern:
+    """SuperLU's fill-reducing ordering of one sparsity pattern, from its first factorisation,
+    applied to the pattern's later matrices as a symmetric permutation ``B[q][:, q]`` with SuperLU's
+    natural ordering: ``order`` (nnz,) takes B's CSC data to the permuted matrix's, whose index
+    arrays are ``indptr``, ``indices``. Measured: the ordering is most of a factorisation
+    (docs/speed.md "Sparse solvers")."""
+
+    def __init__(self, B: sp.csc_matrix, perm_c: np.ndarray) -> None:
+        self.keys = (B.indptr, B.indices)
+        self.q = np.argsort(perm_c)                                     # (n,) new index -> old
+        numbered = sp.csc_matrix((np.arange(B.nnz, dtype=float), B.indices, B.indptr), shape=B.shape)
+        permuted = numbered[self.q][:, self.q].tocsc()
+        permuted.sort_indices()
+        self.order = permuted.data.astype(np.int64)                     # (nnz,)
+        self.indptr, self.indices = permuted.indptr, permuted.indices
+        ANALYSES["superlu"] += 1
+
+
+_SUPERLU_PATTERNS: list[_SuperLUPattern] = []
+
+
+class SuperLU:
+    """SciPy's SuperLU of B (n, n): the first matrix of a pattern with the fill-reducing column
+    ordering ``ordering``, the later ones symmetrically permuted by it (:class:`_SuperLUPattern`).
+    ``diagonal`` (n,): U's diagonal, or None; ``perm_r``, ``perm_c``: the row and column
+    permutations of the factors (with the diagonal, the sign of B's determinant)."""
+
+    name = "superlu"
+
+    def __init__(self, B: sp.csc_matrix, ordering: str, pivot_threshold: float, diagonal: bool) -> None:
+        import scipy.sparse.linalg as spla          # not imported by a model solved densely (start-up)
+
+        pattern = next((p for p in _SUPERLU_PATTERNS if _same_pattern(B, *p.keys)), None)
+        if pattern is None:
+            self._lu = spla.splu(B, permc_spec=ordering, diag_pivot_thresh=pivot_threshold)
+            self.q = None
+            self.perm_r, self.perm_c = self._lu.perm_r, self._lu.perm_c
+            _SUPERLU_PATTERNS.append(_SuperLUPattern(B, self._lu.perm_c))
+            del _SUPERLU_PATTERNS[:-_KEPT_PATTERNS]
+        else:
+            permuted = sp.csc_matrix((B.data[pattern.order], pattern.indices, pattern.indptr), shape=B.shape)
+            self._lu = spla.splu(permuted, permc_spec="NATURAL", diag_pivot_thresh=pivot_threshold)
+            self.q = pattern.q
+            # det B = det(P B P^T): the permuted matrix's permutations give B's determinant sign
+            self.perm_r, self.perm_c = self._lu.perm_r, self._lu.perm_c
+        # U is built as a matrix to read its diagonal: 0.4 s at n = 1e5 (shell plate), so only on request
+        self.diagonal = self._lu.U.diagonal() if diagonal else None
+
+    def solve(self, b: np.ndarray) -> np.ndarray:
+        """B^-1 b for b (n,) or (n, k)."""
+        if self.q is None:
+            return self._lu.solve(b)
+        x = np.empty_like(b)
+        x[self.q] = self._lu.solve(b[self.q])
+        return x
+
+
+# ------------------------------------------------------------------ PARDISO
+_MKL: ctypes.CDLL | None = None
+
+
+def _mkl() -> ctypes.CDLL:
+    """MKL's runtime library, found by pypardiso; raises SolverNotInstalled without pypardiso."""
+    global _MKL
+    if _MKL is None:
+        try:
+            import pypardiso
+        except ImportError as exc:
+            raise SolverNotInstalled("the sparse solver 'pardiso' needs the package pypardiso (with Intel MKL): "
+                                     "pip install flexmb[pardiso]") from exc
+        lib = pypardiso.PyPardisoSolver().libmkl
+        i32, i64, vp = ctypes.POINTER(ctypes.c_int32), ctypes.POINTER(ctypes.c_int64), ctypes.c_void_p
+        lib.pardiso.argtypes = [i64, i32, i32, i32, i32, i32, vp, vp, vp, vp, i32, i32, i32, vp, vp, i32]
+        lib.pardiso.restype = None
+        lib.pardiso_getdiag.argtypes = [i64, vp, vp, i32, i32]
+        lib.pardiso_getdiag.restype = None
+        _MKL = lib
+    return _MKL
+
+
+#: PARDISO's control parameters (0-based ``iparm`` indices of the MKL manual) set here; the rest 0
+_IPARM = {
+    0: 1,       # these values, not the defaults
+    1: 2,       # METIS nested-dissection ordering
+    7: 0,       # iterative refinement: two steps when pivots were perturbed
+    9: 13,      # small pivots perturbed to 1e-13 of the norm
+    10: 1,      # non-symmetric scaling ...
+    12: 1,      # ... and weighted matching (the matrix is non-symmetric, its diagonal may be small)
+    11: 2,      # solve with the transpose: CSC arrays of B read as CSR are B^T
+    17: -1,     # report the factor's non-zeros in iparm[17]
+    34: 1,      # zero-based indices
+    55: 1,      # keep the factor's diagonal for pardiso_getdiag
+}
+_ERRORS = {-1: "input inconsistent", -2: "not enough memory", -3: "reordering problem",
+           -4: "zero pivot, numerical factorization or iterative refinement problem",
+           -5: "unclassified (internal) error", -6: "reordering failed", -7: "diagonal matrix is singular",
+           -8: "32-bit integer overflow problem", -9: "not enough memory for OOC", -10: "error opening OOC files",
+           -11: "read/write error with OOC files"}
+
+
+def _same_pattern(a: sp.csc_matrix, indptr: np.ndarray, indices: np.ndarray) -> bool:
+    if a.indices is indices and a.indptr is indptr:     # the assembly keeps one matrix object per model
+        return True
+    return (a.indptr.shape == indptr.shape and a.indices.shape == indices.shape
+            and np.array_equal(a.indptr, indptr) and np.array_equal(a.indices, indices))
+
+
+class _PardisoPattern:
+    """One PARDISO handle and its symbolic analysis for one sparsity pattern; the numeric
+    factorisation in it is that of the last :class:`PardisoLU` made on the pattern
+    (``generation``). Its memory is released when the object goes."""
+
+    def __init__(self, B: sp.csc_matrix) -> None:
+        if np.any(B.indptr[1:] == B.indptr[:-1]) or not np.bincount(B.indices, minlength=B.shape[0]).all():
+            # PARDISO crashes on an empty row or column; SuperLU calls such a matrix singular so
+            raise RuntimeError("Factor is exactly singular")
+        self.indptr = B.indptr.astype(np.int32)            # (n + 1,)
+        self.indices = B.indices.astype(np.int32)          # (nnz,)
+        self.keys = (B.indptr, B.indices)                   # the caller's arrays, to recognise them
+        self.n = B.shape[0]
+        self.pt = np.zeros(64, dtype=np.int64)              # PARDISO's internal handle
+        self.iparm = np.zeros(64, dtype=np.int32)
+        for k, v in _IPARM.items():
+            self.iparm[k] = v
+        self.generation = 0
+        self.call(11, B.data, np.zeros(1), np.zeros(1), 1)  # symbolic analysis
+        ANALYSES["pardiso"] += 1
+        weakref.finalize(self, _release, self.pt, self.iparm.copy(), self.n)
+
+    def call(self, phase: int, data: np.ndarray, b: np.ndarray, x: np.ndarray, nrhs: int) -> None:
+        error = ctypes.c_int32(0)
+        _pardiso(self.pt, phase, self.n, data, self.indptr, self.indices, nrhs, self.iparm, b, x, error)
+        if error.value != 0:
+            raise RuntimeError(f"PARDISO phase {phase} failed, error {error.value}: "
+                               f"{_ERRORS.get(error.value, 'unknown')}")
+
+
+def _pardiso(pt, phase, n, data, indptr, indices, nrhs, iparm, b, x, error) -> None:
+    i32 = ctypes.c_int32
+    one, perm = i32(1), np.zeros(1, dtype=np.int32)
+    _mkl().pardiso(pt.ctypes.data_as(ctypes.POINTER(ctypes.c_int64)), ctypes.byref(one), ctypes.byref(one),
+                   ctypes.byref(i32(11)), ctypes.byref(i32(phase)), ctypes.byref(i32(n)), data.ctypes.data,
+                   indptr.ctypes.data, indices.ctypes.data, perm.ctypes.data, ctypes.byref(i32(nrhs)),
+                   iparm.ctypes.data_as(ctypes.POINTER(i32)), ctypes.byref(i32(0)), b.ctypes.data, x.ctypes.data,
+                   ctypes.byref(error))
+
+
+def _release(pt: np.ndarray, iparm: np.ndarray, n: int) -> None:
+    """Free the memory of a PARDISO handle (phase -1)."""
+    empty = np.zeros(1)
+    _pardiso(pt, -1, n, empty, np.zeros(n + 1, dtype=np.int32), np.zeros(1, dtype=np.int32), 1, iparm,
+             empty, empty.copy(), ctypes.c_int32(0))
+
+
+#: the PARDISO patterns analysed, the newest last (a model's Jacobian keeps one pattern per run)
+_PATTERNS: list[_PardisoPattern] = []
+
+
+def _pattern(B: sp.csc_matrix) -> _PardisoPattern:
+    """The analysed pattern of B: a kept one if B has its pattern, else a new analysis."""
+    for p in _PATTERNS:
+        if _same_pattern(B, *p.keys):
+            return p
+    p = _PardisoPattern(B)
+    _PATTERNS.append(p)
+    del _PATTERNS[:-_KEPT_PATTERNS]
+    return p
+
+
+class PardisoLU:
+    """PARDISO's numeric LU of B (n, n) on the kept symbolic analysis of B's pattern.
+
+    One factorisation per pattern is alive: making another on the same pattern supersedes this
+    one, whose ``solve`` then raises RuntimeError (Newton drops an LU when it makes the next).
+    ``diagonal`` (n,): the factor's diagonal (after PARDISO's scaling and matching), or None.
+    ``perturbed``: pivots PARDISO replaced by 1e-13 of the norm (a singular or nearly singular B).
+    """
+
+    name = "pardiso"
+
+    def __init__(self, B: sp.csc_matrix, diagonal: bool) -> None:
+        self._pattern = p = _pattern(B)
+        self._data = np.ascontiguousarray(B.data, dtype=float)   # PARDISO reads it again in the solves
+        p.call(22, self._data, np.zeros(1), np.zeros(1), 1)
+        p.generation += 1
+        self._generation = p.generation
+        self.perturbed = int(p.iparm[13])
+        self.factor_entries = int(p.iparm[17])
+        self.diagonal = None
+        if diagonal:
+            factor, original = np.zeros(p.n), np.zeros(p.n)
+            error = ctypes.c_int32(0)
+            _mkl().pardiso_getdiag(p.pt.ctypes.data_as(ctypes.POINTER(ctypes.c_int64)), factor.ctypes.data,
+                                       original.ctypes.data, ctypes.byref(ctypes.c_int32(1)), ctypes.byref(error))
+            self.diagonal = factor
+
+    def solve(self, b: np.ndarray) -> np.ndarray:
+        """B^-1 b for b (n,) or (n, k)."""
+        p = self._pattern
+        if p.generation != self._generation:
+            raise RuntimeError("this PARDISO factorisation was superseded by a later one of the same pattern")
+        rhs = np.asfortranarray(b, dtype=float)
+        x = np.zeros_like(rhs)
+        p.call(33, self._data, rhs, x, 1 if rhs.ndim == 1 else rhs.shape[1])
+        return x

@@ -1,0 +1,119 @@
+"""The sparse LU backends of the Newton matrix (:mod:`flexmb.integrators.sparse_lu`): every
+installed backend solves a non-symmetric system and a short mid-point run as SuperLU does, its
+symbolic analysis is made once per sparsity pattern, SuperLU's reused ordering keeps the
+determinant's sign, and unknown or missing backends are refused with a message that says what to do.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import flexmb as fm
+from flexmb.integrators import sparse_lu
+from flexmb.integrators.newton import Factorization, NewtonSettings
+
+INSTALLED = sparse_lu.available()
+
+
+def _non_symmetric(rng: np.random.Generator, n: int, density: float = 0.02) -> sp.csc_matrix:
+    """Random non-symmetric sparse matrix (n, n), diagonally dominant (well conditioned)."""
+    A = sp.random(n, n, density=density, random_state=np.random.default_rng(rng.integers(1 << 30)), format="csc")
+    A = A - 0.7 * A.T.tocsc() @ sp.diags(rng.uniform(0.5, 1.5, n))        # never symmetric
+    return (A + sp.diags(2.0 + np.abs(A).sum(axis=1).A.ravel())).tocsc()
+
+
+@pytest.mark.parametrize("solver", INSTALLED)
+def test_backend_solves_like_superlu(solver, rng):
+    A = _non_symmetric(rng, 400)
+    b = rng.standard_normal((400, 2))
+    reference = Factorization(A, solver="superlu").solve(b)
+    lu = Factorization(A, solver=solver)
+    x = lu.solve(b)
+    assert lu.lu.name == solver
+    miss = np.linalg.norm(x - reference) / np.linalg.norm(reference)
+    assert miss < 1e-10, f"{solver} solution off SuperLU's by {miss:.1e} (relative)"
+    residual = np.linalg.norm(A @ x - b) / np.linalg.norm(b)
+    assert residual < 1e-12, f"{solver}: |A x - b| / |b| = {residual:.1e}"
+    assert abs(lu.smallest_pivot / Factorization(A, solver="superlu").smallest_pivot - 1.0) < 0.9, \
+        "the smallest equilibrated pivot is not of SuperLU's size"
+
+
+@pytest.mark.parametrize("solver", INSTALLED)
+def test_symbolic_analysis_once_per_pattern(solver, rng):
+    A = _non_symmetric(rng, 300)
+    before = sparse_lu.ANALYSES[solver]
+    for scale in (1.0, 3.0, -2.0):                       # same pattern, other values
+        B = A.copy()
+        B.data = B.data * scale + 0.1 * rng.standard_normal(B.nnz)
+        b = rng.standard_normal(300)
+        x = Factorization(B, solver=solver).solve(b)
+        assert np.linalg.norm(B @ x - b) < 1e-11 * np.linalg.norm(b)
+    assert sparse_lu.ANALYSES[solver] == before + 1, "the pattern was analysed more than once"
+    Factorization(_non_symmetric(rng, 300), solver=solver)  # another pattern
+    assert sparse_lu.ANALYSES[solver] == before + 2
+
+
+def test_reused_ordering_keeps_the_determinant_sign(rng):
+    A = _non_symmetric(rng, 200, density=0.05)
+    for flip in (1.0, -1.0, -1.0):                      # the first analyses, the later reuse the ordering
+        B = A.copy()
+        B[0, :] = B[0, :] * flip                         # flips the sign of det B
+        B = B.tocsc()
+        sign = np.linalg.slogdet(B.toarray())[0]
+        assert Factorization(B, solver="superlu").determinant_sign == sign
+
+
+@pytest.mark.parametrize("solver", [name for name in INSTALLED if name == "pardiso"])
+def test_pardiso_factorisation_superseded_on_its_pattern_refuses_to_solve(solver, rng):
+    A = _non_symmetric(rng, 300)
+    first = Factorization(A, solver=solver)
+    Factorization(A * 2.0, solver=solver)
+    with pytest.raises(RuntimeError, match="superseded"):
+        first.solve(np.ones(300))
+
+
+@pytest.mark.parametrize("solver", INSTALLED)
+def test_mid_point_run_above_the_dense_limit_is_the_same(solver):
+    """Simo's spin-up beam, 64 elements (192 unknowns, modified Newton on the sparse LU), 200 steps (2 s)."""
+    from flexmb.validation.spin_up import build
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "validation"))
+    from spin_up_simo import PARAMETERS
+
+    runs = {}
+    for name in ("superlu", solver):
+        asm, _ = build(PARAMETERS, 64)
+        assert asm.n_free > 150
+        runs[name] = fm.integrate(asm, 0.01, 2.0, progress=False, newton=NewtonSettings(solver=name))
+    u_ref, u = runs["superlu"].u[-1], runs[solver].u[-1]
+    miss = np.linalg.norm(u - u_ref) / np.linalg.norm(u_ref)
+    assert np.linalg.norm(u_ref) > 1.0, "the beam did not turn"
+    assert miss < 1e-10, f"{solver}: end state off SuperLU's by {miss:.1e} (relative)"
+
+
+def test_unknown_solver_is_refused():
+    with pytest.raises(fm.ModelError, match=r"solver: unknown sparse solver 'umfpak'.*'superlu'"):
+        NewtonSettings(solver="umfpak")
+
+
+def test_missing_solver_says_how_to_install_it(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pypardiso", None)          # import pypardiso -> ImportError
+    monkeypatch.setattr(sparse_lu, "_MKL", None)
+    with pytest.raises(fm.ModelError, match=r"pip install flexmb\[pardiso\]"):
+        NewtonSettings(solver="pardiso")
+    assert sparse_lu.available() == ("superlu",)
+    assert sparse_lu.backend("auto", 10**6) == "superlu"
+
+
+@pytest.mark.parametrize("solver", INSTALLED)
+def test_structurally_singular_matrix_is_exactly_singular(solver, rng):
+    A = _non_symmetric(rng, 200).tolil()
+    A[:, 7] = 0.0                                        # an empty column
+    A = A.tocsc()
+    A.eliminate_zeros()
+    with pytest.raises(RuntimeError, match="exactly singular"):
+        Factorization(A, solver=solver)
