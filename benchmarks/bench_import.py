@@ -14,14 +14,17 @@ Beam2D cantilever, 3 mid-point steps): with the compiled kernels in numba's cach
 case), and "cold", with an empty cache (``NUMBA_CACHE_DIR`` set to a new folder), as the first
 run after installing flexmb, and whether that run announced its compilation (one line on stderr)
 and the cached runs did not. Then ``flexmb compile --only beam2d`` with an empty cache and again
-with the cache it filled. Last, where the time of a whole process goes, phase by phase (Simo's
-spin-up, 2 elements, dt = 0.05 s), including its exit. flexmb's bytecode is written first, as pip's install does
-(``bytecode.py``).
+with the cache it filled. Last, where the whole process of the issue's two small runs goes (issue 31:
+Simo's spin-up with 2 elements, composed mid-point, dt = 0.25 s, 80 steps; slider-crank A with 2
+elements, 120 steps per 8 rad, 2.5 rad), phase by phase from the interpreter's start to its exit,
+and how much of it the cyclic garbage collector took; ``--phases-only`` prints only that. flexmb's
+bytecode is written first, as pip's install does (``bytecode.py``).
 """
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -61,30 +64,61 @@ run()
 print(imported - start, first - imported, time.perf_counter() - first)
 """
 
-#: a fresh process running Simo's spin-up (2 cubic-mass elements, dt = 0.05 s, 400 steps), timing
-#: each phase; prints the phases and the wall-clock time at its end (the parent measures the exit)
+#: the issue's two small runs (issue 31; the configurations benchmarks/time_to_accuracy_*.py find for 1 %),
+#: each a user's script: Simo's spin-up (2 cubic-mass elements, composed mid-point, dt = 0.25 s, 80 steps) and
+#: slider-crank A (2 elements, mid-point, 120 steps per 8 rad: 38 steps over 2.5 rad)
+RUNS = {
+    "spin-up": ("from flexmb.validation.spin_up import T_END, build, extreme, tip_deflection\n"
+                "from spin_up_simo import PARAMETERS as beam",
+                "asm, nodes = build(beam, 2, 'cubic')",
+                "h = fm.integrate(asm, 0.25, T_END, scheme='composed-mid-point', progress=False, max_cutbacks=0)",
+                "t = np.asarray(h.t); value = extreme(t, tip_deflection(beam, t, h.positions()[:, nodes[-1]]))[1]"),
+    "slider-crank A": ("from flexmb.validation.slider_crank import (CRANK_TURN, build, first_maximum,\n"
+                       "                                          midspan_deflection)\n"
+                       "from slider_crank_a import PARAMETERS as case",
+                       "asm, v0, _ = build(2, case.omega, case.slider_mass, 'cubic')",
+                       "dt = case.t_end / 120\n"
+                       "h = fm.integrate(asm, dt, round(120 * 2.5 / CRANK_TURN) * dt, v0=v0, progress=False, "
+                       "max_cutbacks=0)",
+                       "value = first_maximum(case.omega * np.asarray(h.t), midspan_deflection(h.positions()))[1]"),
+}
+
+#: a fresh process of one run, timing each phase: the imports (scipy.linalg is imported by numba's
+#: first compiled call, its BLAS check), the build and the steps twice (the second time without the
+#: first calls of the compiled kernels: numba fills its registries and loads the cached kernels),
+#: the time the cyclic garbage collector took; prints the phases and the wall-clock time at its end
+#: (the parent measures the exit from there)
 PHASES = """
-import time
+import gc, time
+collecting = []                                  # -start, +stop of every garbage collection: their sum is its time
+gc.callbacks.append(lambda phase, info: collecting.append(time.perf_counter() * (1 if phase == "stop" else -1)))
 marks = [time.perf_counter()]
-import numpy
+import numpy as np
 marks.append(time.perf_counter())
-import scipy.sparse, scipy.sparse.linalg
+import scipy.sparse
 marks.append(time.perf_counter())
-import flexmb as fm
-from flexmb.validation.spin_up import T_END, build
-from spin_up_simo import PARAMETERS
-fm.integrate
+import scipy.linalg
 marks.append(time.perf_counter())
 import numba
 marks.append(time.perf_counter())
-asm, _ = build(PARAMETERS, 2, "cubic")
+import flexmb as fm
+{imports}
+fm.integrate, fm.Assembly
 marks.append(time.perf_counter())
-fm.integrate(asm, 0.05, T_END, progress=False, max_cutbacks=0)
+{build}
 marks.append(time.perf_counter())
-print(*(b - a for a, b in zip(marks, marks[1:])), time.time())
+{steps}
+marks.append(time.perf_counter())
+{build}
+marks.append(time.perf_counter())
+{steps}
+marks.append(time.perf_counter())
+{extract}
+marks.append(time.perf_counter())
+print(*(b - a for a, b in zip(marks, marks[1:])), sum(collecting), time.time())
 """
-PHASE_NAMES = ("numpy", "scipy.sparse(.linalg)", "flexmb's modules", "numba import",
-               "build (numba's first call, kernels loaded)", "400 steps", "exit")
+PHASE_NAMES = ("numpy", "scipy.sparse", "scipy.linalg", "numba import", "flexmb's modules",
+               "first kernel calls (cache loads)", "build", "steps", "extract", "exit")
 
 
 def wall(code: str, env: dict[str, str] | None = None) -> float:
@@ -118,19 +152,23 @@ def compile_command(cache: str) -> float:
     return time.perf_counter() - start
 
 
-def phases(repeat: int) -> list[list[float]]:
-    """Seconds of each phase of :data:`PHASES` and of the exit, in ``repeat`` fresh processes."""
+def phases(code: str) -> list[float]:
+    """Seconds of each phase of :data:`PHASE_NAMES` in a fresh process running ``code`` (a
+    :data:`PHASES`), then the garbage collector's seconds, the whole process's wall and CPU time."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join((str(REPO), str(REPO / "validation"))))
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        done = subprocess.run([sys.executable, "-c", PHASES], capture_output=True, text=True, env=env)
-        ended, total = time.time(), time.perf_counter() - start
-        if done.returncode:
-            raise RuntimeError(f"the spin-up run failed:\n{done.stderr}")
-        values = [float(x) for x in done.stdout.split()]
-        times.append(values[:-1] + [ended - values[-1], total])
-    return times
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    ended, total = time.time(), time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode:
+        raise RuntimeError(f"the run failed:\n{done.stderr}")
+    (numpy, sparse, linalg, numba, modules, build_1, steps_1, build_2, steps_2, extract, collecting,
+     end) = (float(x) for x in done.stdout.split())
+    first_calls = build_1 - build_2 + steps_1 - steps_2
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return [numpy, sparse, linalg, numba, modules, first_calls, build_2, steps_2, extract, ended - end,
+            collecting, total - (build_2 + steps_2), cpu - (build_2 + steps_2)]
 
 
 def _median_of(times: list[tuple[float, ...]]) -> str:
@@ -138,26 +176,24 @@ def _median_of(times: list[tuple[float, ...]]) -> str:
     return f"import {imp:.3f} s, first run {first:.3f} s, second run {second:.3f} s"
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=7)
-    args = parser.parse_args()
-    write_bytecode()
+def imports_and_first_runs(repeat: int) -> None:
+    """The import times, the first and second small-model runs with a filled and an empty cache,
+    and ``flexmb compile``."""
     wall(IMPORTS["every public name"])                      # warm the file cache
-    base = [wall("pass") for _ in range(args.repeat)]
+    base = [wall("pass") for _ in range(repeat)]
     for label, code in IMPORTS.items():
-        extra = sorted(wall(code) - statistics.median(base) for _ in range(args.repeat))
+        extra = sorted(wall(code) - statistics.median(base) for _ in range(repeat))
         print(f"{label}: median {statistics.median(extra):.3f} s over interpreter start-up "
               f"(min {extra[0]:.3f}, max {extra[-1]:.3f}; start-up {statistics.median(base):.3f} s; "
-              f"{args.repeat} runs, {os.cpu_count()} cores)")
+              f"{repeat} runs, {os.cpu_count()} cores)")
     probe = "import sys; from flexmb import *; print(' '.join(m for m in %r if m in sys.modules))" % (HEAVY,)
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
                          env=dict(os.environ, PYTHONPATH=str(REPO))).stdout.strip()
     print(f"heavy modules imported by every public name: {out or 'none'}")
     wall(FIRST_RUN)                                         # fill numba's cache if it is empty
-    cached, announced = first_runs(args.repeat)
-    print(f"small model, kernels cached (median of {args.repeat}): {_median_of(cached)}; "
-          f"compilation announced in {announced} of {args.repeat} runs")
+    cached, announced = first_runs(repeat)
+    print(f"small model, kernels cached (median of {repeat}): {_median_of(cached)}; "
+          f"compilation announced in {announced} of {repeat} runs")
     with tempfile.TemporaryDirectory() as cache:
         cold, announced = first_runs(1, {"NUMBA_CACHE_DIR": cache})
     print(f"small model, empty numba cache (first run after install): {_median_of(cold)}; "
@@ -165,11 +201,38 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as cache:
         empty, filled = compile_command(cache), compile_command(cache)
     print(f"flexmb compile --only beam2d: empty cache {empty:.1f} s, second call {filled:.1f} s")
-    spin_up = phases(args.repeat)
-    print(f"where a whole spin-up process goes (median of {args.repeat}; whole process "
-          f"{statistics.median(t[-1] for t in spin_up):.3f} s, the rest is the interpreter's start):")
-    for k, name in enumerate(PHASE_NAMES):
-        print(f"  {name:44s} {statistics.median(t[k] for t in spin_up):.3f} s")
+
+
+def whole_processes(repeat: int) -> None:
+    """Where the whole process of each of :data:`RUNS` goes (:func:`phases`), medians of ``repeat``
+    interleaved processes."""
+    start_up = statistics.median(wall("pass") for _ in range(repeat))
+    codes = {name: PHASES.format(imports=i, build=b, steps=st, extract=e) for name, (i, b, st, e) in RUNS.items()}
+    times: dict[str, list[list[float]]] = {name: [] for name in RUNS}
+    for _ in range(repeat):                            # interleaved
+        for name, code in codes.items():
+            times[name].append(phases(code))
+    print(f"where the whole process of each small run goes (median of {repeat} interleaved; seconds; the "
+          f"build and steps timed once more after the first kernel calls; load {os.getloadavg()[0]:.1f}):")
+    print(f"  {'phase':40s}" + "".join(f"{name:>16s}" for name in RUNS))
+    rows = (("interpreter start (python -c pass)", None),) + tuple((n, k) for k, n in enumerate(PHASE_NAMES)) + (
+        ("of all these: cyclic garbage collection", len(PHASE_NAMES)),
+        ("whole process, wall", len(PHASE_NAMES) + 1), ("whole process, CPU", len(PHASE_NAMES) + 2))
+    for label, k in rows:
+        print(f"  {label:40s}" + "".join(f"{start_up if k is None else statistics.median(t[k] for t in times[n]):16.3f}"
+                                         for n in RUNS))
+    print("  (whole process: without the second build and steps, i.e. a user's script)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--phases-only", action="store_true", help="only where the two small runs' processes go")
+    args = parser.parse_args()
+    write_bytecode()
+    if not args.phases_only:
+        imports_and_first_runs(args.repeat)
+    whole_processes(args.repeat)
 
 
 if __name__ == "__main__":

@@ -67,3 +67,46 @@ print(sorted(m for m in ('flexmb.analysis.linearized', 'flexmb.analysis.modes', 
                          'flexmb.integrators.partitioned') if m in sys.modules))
 """
     assert _run(code) == "[]"
+
+
+#: the issue's two small runs (issue 31), whole: Simo's spin-up (2 cubic-mass Beam2D, composed mid-point,
+#: dt = 0.25 s to 20 s) and slider-crank A (2 elements, mid-point, 120 steps per 8 rad, 2.5 rad); both are
+#: solved densely (compiled LU). Prints the scipy modules loaded after ``import flexmb`` and after the runs,
+#: and each run's checked quantity
+SMALL_DENSE_RUNS = f"""
+import sys
+sys.path.insert(0, {str(REPO / "validation")!r})
+SPARSE = ("scipy.sparse", "scipy.sparse.linalg", "scipy.sparse.csgraph")
+import numpy as np
+import flexmb as fm
+print([m for m in SPARSE if m in sys.modules])
+from flexmb.validation.spin_up import T_END, build, extreme, tip_deflection
+from flexmb.validation.slider_crank import CRANK_TURN, build as build_crank, first_maximum, midspan_deflection
+from slider_crank_a import PARAMETERS as crank
+from spin_up_simo import PARAMETERS as beam
+
+asm, nodes = build(beam, 2, "cubic")
+h = fm.integrate(asm, 0.25, T_END, scheme="composed-mid-point", progress=False, max_cutbacks=0)
+t = np.asarray(h.t)
+spin_up = extreme(t, tip_deflection(beam, t, h.positions()[:, nodes[-1]]))[1]
+asm, v0, _ = build_crank(2, crank.omega, crank.slider_mass, "cubic")
+dt = crank.t_end / 120
+h = fm.integrate(asm, dt, round(120 * 2.5 / CRANK_TURN) * dt, v0=v0, progress=False, max_cutbacks=0)
+slider_crank = first_maximum(crank.omega * np.asarray(h.t), midspan_deflection(h.positions()))[1]
+print([m for m in SPARSE if m in sys.modules])
+print(spin_up, slider_crank)
+"""
+
+
+def test_small_dense_runs_import_no_sparse_linear_algebra():
+    """``import flexmb`` imports no scipy; the issue's two small runs, solved densely, never load
+    scipy.sparse.linalg nor scipy.sparse.csgraph (start-up: 0.02-0.05 s of a 0.8 s process), and give
+    the extremes the time-to-accuracy benchmarks found for these configurations."""
+    after_import, after_runs, values = _run(SMALL_DENSE_RUNS).splitlines()[-3:]
+    assert after_import == "[]"
+    assert after_runs == "['scipy.sparse']", f"a small dense run imported {after_runs}"
+    spin_up, slider_crank = map(float, values.split())
+    # within 1 % of the converged values -0.57384 m and 0.009762 (benchmarks/time_to_accuracy_*.py)
+    assert abs(spin_up / -0.57384 - 1) < 1e-2, f"spin-up extreme {spin_up} m misses -0.57384 m by more than 1 %"
+    assert abs(slider_crank / 0.009762 - 1) < 1e-2, \
+        f"slider-crank first maximum {slider_crank} misses 0.009762 by more than 1 %"

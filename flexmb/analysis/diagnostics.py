@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-import scipy.sparse.linalg as spla
 
 from flexmb.analysis.arpack import start_vector
 from flexmb.assembly import Assembly
@@ -116,6 +115,8 @@ def null_space(matrix: sp.spmatrix, direction: np.ndarray | None = None,
 def _sparse_null_space(B: sp.csc_matrix, keep_least: bool = False) -> np.ndarray:
     """Null vectors (n, k) of a large equilibrated matrix: eigenvectors of the eigenvalues at
     round-off level, by ARPACK about a tiny negative shift (shift-invert, one sparse LU)."""
+    import scipy.sparse.linalg as spla  # imported here: a run that never needs it skips its import
+
     n = B.shape[0]
     scale = float(spla.norm(B, 1))
     shift = -pivot_tolerance(n) * scale
@@ -181,6 +182,8 @@ def _free_rigid_motions(asm: Assembly, u: np.ndarray, B: sp.csc_matrix, col_scal
     Returns an orthonormal basis (n, r) of them in the equilibrated unknowns (zero at joint
     multipliers) and the names of the translations and rotation axes they contain (a rotation
     counts with any shift of its axis, e.g. about a single pinned node)."""
+    import scipy.sparse.linalg as spla  # imported here: a run that never needs it skips its import
+
     motions, names = rigid_body_motions(asm, u)                                # (n_dof, m)
     presc, free = asm.dofs.prescribed, asm.dofs.free
     n, m = B.shape[0], motions.shape[1]

@@ -40,7 +40,6 @@ from typing import Callable
 
 import numpy as np
 import scipy.sparse as sp
-import scipy.sparse.linalg as spla
 
 from flexmb.assembly import Assembly
 from flexmb.integrators.newton import MAX_ROTATION_CORRECTION, NewtonLog, NewtonSettings, newton_solve
@@ -95,6 +94,8 @@ class StaticSystem:
     def least_squares_multipliers(self, u: np.ndarray) -> np.ndarray:
         """Multipliers (n_c,) that balance the loads at u best, C^T lambda ~ -g on the free DOFs
         (sparse LSQR: C has a few entries per row and the model may be large)."""
+        import scipy.sparse.linalg as spla  # imported here: a run that never needs it skips its import
+
         if not self.n_c:
             return np.zeros(0)
         g = self.forces(u, self.load, False)[0]

@@ -13,10 +13,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-import scipy.linalg as sla
 import scipy.sparse as sp
-import scipy.sparse.csgraph as csgraph
-import scipy.sparse.linalg as spla
 
 from flexmb.checks import (FlexmbWarning, check_consistent_initial_state, float_array, keywords_listed, node_index,
                            real)
@@ -51,6 +48,8 @@ def _worst(asm, values: np.ndarray) -> str:
 def check_redundancy(asm, u0: np.ndarray, t0: float) -> None:
     """Raise ModelError naming a joint whose equations repeat others' (or fix prescribed DOFs),
     found by a pivoted QR of the joints' Jacobian on the free DOFs at the start state."""
+    import scipy.linalg as sla  # imported here: a run that never needs it skips its import
+
     cs = asm.constraints
     C = cs.evaluate(u0, t0, np.zeros(cs.n)).C[:, asm.dofs.free].toarray()            # (n_c, n_f)
     if cs.n == 0 or cs.n > 3000:                  # dense QR; larger systems are left to Newton
@@ -198,6 +197,8 @@ def consistent_initial_state(model, u0: np.ndarray | None = None, v0: np.ndarray
 
 def _project_positions(asm, u: np.ndarray, t0: float, iterations: int) -> np.ndarray:
     """Gauss-Newton with minimum-norm corrections of the free DOFs onto Phi(u, t0) = 0."""
+    import scipy.sparse.linalg as spla  # imported here: a run that never needs it skips its import
+
     cs, free, n = asm.constraints, asm.dofs.free, asm.n_dof
     tol = 1e-12 * asm.model.characteristic_length
     for _ in range(iterations):
@@ -390,6 +391,8 @@ def _project_velocities(asm, u: np.ndarray, v: np.ndarray, t0: float, held_dofs:
 
 def _row_rank(A: np.ndarray) -> tuple[int, np.ndarray]:
     """Numerical rank of A (m, n) and its rows ordered independent-first (pivoted QR of A^T)."""
+    import scipy.linalg as sla  # imported here: a run that never needs it skips its import
+
     if A.shape[0] == 0:
         return 0, np.zeros(0, dtype=np.int64)
     if A.shape[1] == 0:
@@ -417,6 +420,8 @@ def _least_kinetic_change(asm, u: np.ndarray, other: np.ndarray, A: np.ndarray, 
     """dv (n_o,) minimising dv^T W dv with A dv = r (A full row rank), W the mass matrix of the
     DOFs ``other`` about u (:func:`_kinetic_metric`): the KKT system [W A^T; A 0] [dv; mu] = [0; r],
     sparse LU."""
+    import scipy.sparse.linalg as spla  # imported here: a run that never needs it skips its import
+
     if A.shape[0] == 0:
         return np.zeros(other.size)
     W = _kinetic_metric(asm, u, other)
@@ -561,6 +566,8 @@ class _DeformationRates:
         rows contradict each other the joints force a deformation: then the minimum of
         x^T (W + 1e10 K_oo) x (least deformation, then least kinetic energy) subject to A x = r is
         taken and a FlexmbWarning names the groups that deform."""
+        import scipy.sparse.linalg as spla  # imported here: a run that never needs it skips its import
+
         B, E_full, h = self._rigid_basis(asm, u, other, known, e)
         E = np.vstack([A @ B, E_full])                                          # (m, n_xi)
         rhs = np.concatenate([r, h])
@@ -601,6 +608,8 @@ class _DeformationRates:
         centre). Its known DOFs (prescribed, held) give the rows G_k xi_c = e_k. Modal coordinate
         rates do not change. Every other unknown DOF has a column of its own; a Truss bar adds
         the row n . (x_b' - x_a') = (its guess's), n its current direction."""
+        import scipy.sparse.csgraph as csgraph  # imported here: a run that never needs it skips its import
+
         model, dofs = asm.model, asm.dofs
         dim, n = model.dim, asm.n_dof
         n_rot = 1 if dim == 2 else 3
@@ -675,6 +684,8 @@ class _DeformationRates:
         min x^T (W + rho K_oo) x + 2 rho x^T K_ok e_k subject to A x = r with rho = 1e10 (its
         error in the deformation rates is of order 1/rho of theirs); warns naming the groups that
         deform."""
+        import scipy.sparse.linalg as spla  # imported here: a run that never needs it skips its import
+
         if self._parts is None:                      # P, L and K, built on first use
             self._assemble()
         W = _kinetic_metric(asm, u, other)
