@@ -10,9 +10,12 @@ psi(t), integrated by the mid-point scheme at dt = 0.01 s for ``--t-end`` second
 
 Printed per model: unknowns, Newton iterations per step, wall and CPU time per step (median of
 ``--repeat`` runs, interleaved, after a warm-up run that compiles the kernels), and the ratio of
-the two; then a cProfile of the modal body's run (``--profile N``: the N costliest functions by
-their own time). Nothing is asserted. Run:
-``python benchmarks/bench_modal_body3d.py [--t-end 2] [--repeat 5] [--profile 15]``
+the two; then where each model's step goes (``--split``: CPU per step of the element and inertia
+kernels with their scatter, the rest of the scheme's residual, the joint's constraint terms, the
+dense LU and solve, the recording, and the rest: Newton's and the time stepper's bookkeeping; timed
+by wrappers around the methods they run in, one run each) and a cProfile of the modal body's run
+(``--profile N``: the N costliest functions by their own time). Nothing is asserted. Run:
+``python benchmarks/bench_modal_body3d.py [--t-end 2] [--repeat 5] [--split] [--profile 15]``
 """
 from __future__ import annotations
 
@@ -55,10 +58,52 @@ def timed(asm, t_end: float) -> tuple[float, float, int, int]:
     return wall, cpu, len(h.t) - 1, int(np.sum(h.newton_iterations))
 
 
+def split(asm, t_end: float) -> dict[str, float]:
+    """CPU ms per step of one run's parts (module docstring), by timing wrappers put around the methods
+    they run in and taken off afterwards; the kernels' time is taken off the scheme's residual, which
+    calls them."""
+    from flexmb.integrators import newton, schemes
+    from flexmb.multibody.constraints import ConstraintSystem
+    from flexmb.results.time_history import TimeHistory
+
+    parts = {"element and inertia kernels": [(fm.Assembly, "mid_point_forces_and_inertia")],
+             "scheme residual, the rest": [(schemes.MidPoint, "residual")],
+             "joint constraint terms": [(schemes.MidPoint, "constraint_terms"), (ConstraintSystem, "augmented")],
+             "dense LU and solve": [(newton, "_factorize"), (newton, "_correction")],
+             "recording": [(TimeHistory, "record")]}
+    spent = dict.fromkeys(parts, 0.0)
+    originals = []
+
+    def timer(part: str, method):
+        def timed_method(*args, **kwargs):
+            start = time.process_time()
+            try:
+                return method(*args, **kwargs)
+            finally:
+                spent[part] += time.process_time() - start
+        return timed_method
+
+    for part, methods in parts.items():
+        for owner, name in methods:
+            originals.append((owner, name, getattr(owner, name)))
+            setattr(owner, name, timer(part, getattr(owner, name)))
+    try:
+        cpu = time.process_time()
+        steps = len(fm.integrate(asm, DT, t_end, progress=False).t) - 1
+        cpu = time.process_time() - cpu
+    finally:
+        for owner, name, method in originals:
+            setattr(owner, name, method)
+    spent["scheme residual, the rest"] -= spent["element and inertia kernels"]
+    spent["Newton and time stepper, the rest"] = cpu - sum(spent.values())
+    return {part: 1e3 * t / steps for part, t in spent.items()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--t-end", type=float, default=2.0, help="simulated time per run (s)")
     parser.add_argument("--repeat", type=int, default=5, help="runs per model (median)")
+    parser.add_argument("--split", action="store_true", help="CPU per step of each model's parts")
     parser.add_argument("--profile", type=int, default=15, help="functions of the modal body's profile (0: none)")
     args = parser.parse_args()
     runs, reduction = models()
@@ -82,6 +127,11 @@ def main() -> None:
     cpu_ratio = per_step[fe_name][1] / per_step[modal_name][1]
     print(f"Beam3D / modal body time per step: {wall_ratio:.2f} (wall), {cpu_ratio:.2f} (CPU); > 1: the modal "
           "body is faster")
+    if args.split:
+        splits = {name: split(asm, args.t_end) for name, asm in runs}
+        print(f"\nCPU ms per step by part (one run each) {'':<8}" + "".join(f"{name:>24}" for name in splits))
+        for part in next(iter(splits.values())):
+            print(f"{part:<46}" + "".join(f"{s[part]:>24.3f}" for s in splits.values()))
     if args.profile:
         profile = cProfile.Profile()
         profile.enable()

@@ -6,7 +6,11 @@ the numpy ones.
 References: the numpy methods to 1e-12 relative on random large states (rotations ~1 rad, |q| ~ 0.1
 kg^1/2 m, both stiffened and linear bodies); central finite differences of the compiled force (step
 1e-6, relative error < 1e-6); the exact discrete energy balance of the mid-point scheme (1e-8) and the
-angular-momentum drift of the numpy run.
+angular-momentum drift of the numpy run. The hand-derived tangents of the mid-point and end-point
+inertia (issue 31) also against the complex-step reference and central differences at states far from
+the others (rotations up to pi, 1.6 rad per step, spin of 10-30 rad/s, |q| up to 0.5 kg^1/2 m), and the
+derivatives of the chart's rotation blocks the mid-point tangent is built from against central
+differences of the blocks.
 """
 from __future__ import annotations
 
@@ -18,7 +22,7 @@ from models import cantilever_body_3d
 from flexmb.cms.modal_body import ModalBodyData
 from flexmb.elements.floating_frame3d import FloatingFrameMass3D
 from flexmb.elements.velocity_fields import BodyVelocityFields
-from flexmb.rotations import cayley_compose
+from flexmb.rotations import cayley, cayley_compose
 
 N_EL, N_MODES = 5, 3
 X_FRAME = np.array([[[0.3, -0.2, 0.5], [1.0, 0.4, -0.7]]]).reshape(2, 1, 3)   # m, two elements
@@ -116,6 +120,77 @@ def test_mid_point_tangent_equals_central_differences(kernels: FloatingFrameMass
         lambda z: kernels.mid_point_inertia(u0, _end_of_chart(u0, z), v0, None, DT, False)[0],
         kernels.chart_increment(u0, u1))
     _close(J, fd, 1e-6, "mid-point inertia tangent against central differences")
+
+
+def _violent_states(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """u0, u1, v0 (2, n_x) far from rest: rotations of up to pi, a step turning the frame by up to 1.6 rad,
+    spin of 10-30 rad/s, modal amplitudes up to 0.5 kg^1/2 m and modal rates of 5 kg^1/2 m/s."""
+    rng = np.random.default_rng(seed)
+    nx = 6 + N_MODES
+    u0, v0 = rng.normal(size=(2, nx)), rng.normal(size=(2, nx))
+    axis = rng.normal(size=(2, 3))
+    u0[:, 3:6] = axis / np.linalg.norm(axis, axis=1)[:, None] * rng.uniform(2.0, 3.1, (2, 1))
+    u0[:, 6:] = rng.uniform(-0.5, 0.5, (2, N_MODES))
+    spin = rng.normal(size=(2, 3))
+    v0[:, 3:6] = spin / np.linalg.norm(spin, axis=1)[:, None] * rng.uniform(10.0, 30.0, (2, 1))   # rad/s
+    v0[:, 6:] *= 5.0
+    u1 = u0 + rng.normal(size=(2, nx))
+    w = rng.normal(size=(2, 3))
+    w *= 2.0 * np.tan(0.5 * rng.uniform(1.0, 1.6, (2, 1))) / np.linalg.norm(w, axis=1)[:, None]   # turns by 1-1.6 rad
+    u1[:, 3:6] = cayley_compose(w, u0[:, 3:6])
+    u1[:, 6:] = u0[:, 6:] + rng.uniform(-0.3, 0.3, (2, N_MODES))
+    return u0, u1, v0
+
+
+@pytest.mark.parametrize("seed", [11, 12])
+def test_exact_mid_point_tangent_far_from_rest(kernels: FloatingFrameMass3D, seed: int) -> None:
+    """The hand-derived tangent equals the complex-step one of the numpy specification to round-off,
+    and central differences of the compiled force, with and without Gonzalez's correction active."""
+    u0, u1, v0 = _violent_states(seed)
+    for dt in (DT, 0.002):
+        F, J = kernels.mid_point_inertia(u0, u1, v0, None, dt)
+        F_ref, J_ref = kernels.reference_mid_point_inertia(u0, u1, v0, dt)
+        _close(F, F_ref, 1e-12, f"mid-point inertia force (dt = {dt})")
+        _close(J, J_ref, 1e-12, f"mid-point inertia tangent against complex steps (dt = {dt})")
+        fd = _central_differences(
+            lambda z: kernels.mid_point_inertia(u0, _end_of_chart(u0, z), v0, None, dt, False)[0],
+            kernels.chart_increment(u0, u1))
+        _close(J, fd, 1e-6, f"mid-point inertia tangent against central differences (dt = {dt})")
+
+
+@pytest.mark.parametrize("dv_du, da_du", [(0.0, 0.0), (40.0, 1600.0)])           # Newmark: 2/dt, 4/dt^2
+def test_exact_end_point_tangent_far_from_rest(kernels: FloatingFrameMass3D, dv_du: float, da_du: float) -> None:
+    """The same for the end-point (Lagrange) inertia, alone and along Newmark's kinematics, with
+    accelerations of 100 rad/s^2 and 100 m/s^2."""
+    u, _, v = _violent_states(13)
+    a = 100.0 * np.random.default_rng(14).normal(size=u.shape)
+    F, J = kernels.end_point_inertia(u, v, a, dv_du, da_du)
+    F_ref, J_ref = kernels.reference_end_point_inertia(u, v, a, dv_du, da_du)
+    _close(F, F_ref, 1e-12, "end-point inertia force")
+    _close(J, J_ref, 1e-12, "end-point inertia tangent against complex steps")
+
+    def force(z: np.ndarray) -> np.ndarray:
+        return kernels.end_point_inertia(_end_of_chart(u, z), v + dv_du * z, a + da_du * z, tangent=False)[0]
+
+    _close(J, _central_differences(force, np.zeros_like(u)), 1e-6, "end-point inertia tangent against central "
+           "differences")
+
+
+def test_chart_block_derivatives_equal_central_differences() -> None:
+    """A = R^T, B = R^T D of P(z) at the Cayley parameters w: their first and second derivatives w.r.t.
+    w (the compiled mid-point tangent's building blocks) against central differences."""
+    from flexmb.compiled.floating_frame3d import _chart_blocks
+
+    R0 = cayley(np.array([[0.7, -1.2, 0.4]]))[0]
+    w, h = np.array([0.9, 1.4, -0.8]), 1e-6
+    A, B, Aj, Bj, Aij, Bij = _chart_blocks(w, R0, True)
+    _close(A, (cayley(w[None])[0] @ R0).T, 1e-15, "A = R^T")
+    for j, e in enumerate(np.eye(3)):
+        plus, minus = _chart_blocks(w + h * e, R0, True), _chart_blocks(w - h * e, R0, True)
+        for k, what in ((0, "A_j"), (1, "B_j"), (2, "A_ij"), (3, "B_ij")):
+            exact = (Aj, Bj, Aij[:, j], Bij[:, j])[k]
+            _close(exact if k > 1 else exact[j], (plus[k] - minus[k]) / (2.0 * h), 1e-8,
+                   f"{what} by central differences, direction {j}")
 
 
 def test_end_point_tangent_equals_central_differences(kernels: FloatingFrameMass3D) -> None:

@@ -1,20 +1,80 @@
 """Compiled kernels of the 3D modal body on a floating frame (:mod:`flexmb.elements.floating_frame3d`):
-mid-point inertia and weight in the chart of the step's Cayley parameters, end-point (Lagrange)
-inertia and weight, kinetic energy and angular momentum.
+mid-point inertia in the chart of the step's Cayley parameters and end-point (Lagrange) inertia, both
+with exact tangents; mid-point and end-point weight; kinetic energy and angular momentum.
 
 Specification: the ``reference_*`` methods of
-:class:`~flexmb.elements.floating_frame3d.FloatingFrameMass3D` (the numpy implementation these replaced;
-the formulas are in that module's docstring), against which ``tests/test_compiled_floating_frame3d.py``
-checks these kernels to 1e-12, and their tangents against central differences.
+:class:`~flexmb.elements.floating_frame3d.FloatingFrameMass3D` (the numpy implementation these replaced,
+tangents by complex steps; the formulas are in that module's docstring), against which
+``tests/test_compiled_floating_frame3d.py`` checks these kernels to 1e-12, and their tangents against
+central differences.
 
-Per element: DOF vectors (n_x,) = (r (3), rotation (3), q (n_m)), body-frame velocities w = (R^T rdot,
-R^T omega, qdot), zeta = E(q) w (n_z,) and Mt(q) = E^T G E, E(q) as its nonzero terms
-(:attr:`~flexmb.elements.velocity_fields.BodyVelocityFields.terms_index`) merged and gathered on E's
-nonzero entries (``floating_frame3d._entry_terms``): E's products loop over its entries, E's values and
-the modal gradient over its terms, the product with G is the 2D kernels' (:mod:`flexmb.compiled.floating_frame`,
-as are the lanes, the Gonzalez correction and the store of value and tangent). Every quantity carries a last
-axis of lanes (..., m), one lane per direction of a complex step (h = 1e-30, exact to round-off: no
-difference is taken) or one lane for a value alone; vectors are (3, m), rotation matrices (3, 3, m).
+Per element: DOF vectors (n_x,) = (r (3), rotation (3), q (n_m)), body-frame velocities W = (R^T rdot,
+R^T omega, qdot), zeta = E(q) W (n_z,) and Mt(q) = E^T G E, E(q) given by its terms
+(:attr:`~flexmb.elements.velocity_fields.BodyVelocityFields.terms_index`, merged by
+``floating_frame3d._entry_terms``) and its nonzero entries (entry_z, entry_w).
+
+Mid-point inertia (real arithmetic). In the chart z = (dr, w, dq) of the step (R = cay(w) R0, q = q0 + dq)
+the chart velocity y maps to W = P(z) y = (A y_r, B y_w, y_q), A = R^T, B = R^T D(w), D = s (I + hat(w)/2),
+s = 1/(1 + w.w/4), and Mz(z) = P^T Mt P. With zdot1 = 2 z1/dt - v0, phi(z; a, b) = a^T Mz(z) b and the
+Gonzalez weights W_g, N = z1^T W_g z1:
+
+    F = (p1 - p0)/dt - g - c W_g z1 / N,   p1 = Mz(z1) zdot1,  p0 = Mz(0) v0,  g = 1/2 grad_z phi(z1/2; v0, zdot1),
+    c = 1/2 (v0 . p1 - p0 . zdot1) - z1 . g     (the correction only for N above the floor).
+
+Its tangent, derived here from these definitions (Mz symmetric, so grad_z phi(z; a, b) = K(z, b)^T a with
+K(z, y) = d(Mz(z) y)/dz, and its derivative w.r.t. b is K(z, a)^T):
+
+    dp1/dz1 = K(z1, zdot1) + 2/dt Mz(z1),      dg/dz1 = 1/4 H(z1/2; v0, zdot1) + 1/dt K(z1/2, v0)^T,
+    dc/dz1 = 1/2 (v0^T dp1/dz1 - 2/dt p0) - g - (dg/dz1)^T z1,
+    dF/dz1 = (dp1/dz1)/dt - dg/dz1 - [W_g z1 (dc/dz1)^T + c W_g - 2 c W_g z1 (W_g z1)^T / N] / N,
+
+with H = d^2 phi/dz^2 and, for W = P y, pi = Mt W, W_j = dW/dw_j = (A_j y_r, B_j y_w, 0) and
+dMt_k W = dE_k^T G zeta + E^T G dE_k W (dE_k = dE/dq_k), zero on r and
+
+    K[:, w_j] = P_j^T pi + P^T Mt W_j   (P_j^T pi = (A_j^T pi_V, B_j^T pi_Omega, 0)),   K[:, q_k] = P^T dMt_k W,
+    H[w_i, w_j] = W_a,ij . pi_b + W_b,ij . pi_a + W_a,i^T Mt W_b,j + W_a,j^T Mt W_b,i,
+    H[w_j, q_k] = W_a,j . dMt_k W_b + W_b,j . dMt_k W_a,
+    H[q_k, q_l] = (dE_k W_a)^T G (dE_l W_b) + (dE_l W_a)^T G (dE_k W_b) + G zeta_b . d2E_kl W_a + G zeta_a . d2E_kl W_b.
+
+The blocks' derivatives follow from d cay(w) = hat(D dw) cay(w) (module docstring of
+:mod:`flexmb.elements.floating_frame3d`), d_j = D e_j, hat(v) a = v x a:
+
+    A_j = -A hat(d_j),   A_ij = A (hat(d_i) hat(d_j) - hat(D_i e_j)),
+    B_j = A_j D + A D_j,   B_ij = A_ij D + A_i D_j + A_j D_i + A D_ij,
+    D_i = s_i (I + hat(w)/2) + s/2 hat(e_i),   D_ij = s_ij (I + hat(w)/2) + (s_i hat(e_j) + s_j hat(e_i))/2,
+    s_i = -s^2 w_i / 2,   s_ij = s^3 w_i w_j / 2 - s^2 delta_ij / 2.
+
+E^T G is formed from E's nonzero entries (165 rows of G for 6 stiffened modes), Mt = (E^T G) E; the only
+dense product with G left is G (dE_l W_b) (n_m columns). For the 6-mode blade of
+``benchmarks/bench_modal_body3d.py`` a call with the tangent took 53 us against 155 us by complex steps
+(value alone 23 against 45 us; the end-point inertia 47 against 142 us; warm caches, best of 30 x 100
+calls, measured 2026-11-29). E's products and E^T G are formed
+from E's merged terms (index (n_t, 4): z, w, k, l; value (n_t,)) and its nonzero entries (entry_z,
+entry_w) (n_e,) each, ``floating_frame3d._entry_terms``.
+
+End-point inertia (Lagrange), real arithmetic: with W = P v = (V, Omega, qd), P = blockdiag(R^T, R^T, I),
+W' = P (rddot - omega x rdot, omegadot, qddot), p = Mt W and dMt[qd] = sum_k qd_k dMt_k = X + X^T,
+X = E^T G dE[qd],
+
+    F = P^T body,   body = Mt W' + dMt[qd] W + (Omega x p_V, Omega x p_Omega + V x p_V, -1/2 W^T dMt_k W).
+
+Its tangent J = dF/d(spin, q) + dv_du dF/dv + da_du dF/da (a spin eta turns R to (I + hat(eta)) R, so
+d(R^T x) = R^T hat(x) eta and d(R y) = -hat(R y) eta), derived here: with L = d body/dW at fixed W' and
+qd, L = dMt[qd] + (-hat(p_V) dOmega + hat(Omega) Mt_V, -hat(p_Omega) dOmega + hat(Omega) Mt_Omega
+- hat(p_V) dV + hat(V) Mt_V, -(dMt_k W)^T),
+
+    d body/da = Mt P,   d body/dv = L P + Mt d(W')/dv + (dMt_k W on qd),
+        d(W')/dv = R^T (-hat(omega)) on v_r, R^T hat(rdot) on omega (V' only),
+    d body/d eta = L (R^T hat(rdot); R^T hat(omega); 0) + Mt (R^T hat(rddot - omega x rdot); R^T hat(omegadot); 0),
+    d body/dq_l = dMt_l W' + d(dE[qd])/dq_l^T G zeta + E^T G d(dE[qd])/dq_l W + dE[qd]^T G dE_l W
+                  + dE_l^T G dE[qd] W
+                  + (Omega x (dMt_l W)_V, Omega x (dMt_l W)_Omega + V x (dMt_l W)_V, -1/2 W^T d2Mt_kl W),
+    J = dv_du P^T dbody/dv + da_du P^T dbody/da + (0 | P^T dbody/deta - (hat(F_V); hat(F_Omega); 0) | P^T dbody/dq).
+
+The weights keep complex-step tangents: every quantity there carries a last axis of lanes (..., m), one
+lane per direction of a complex step (h = 1e-30, exact to round-off: no difference is taken); vectors
+are (3, m), rotation matrices (3, 3, m); the lanes, the Gonzalez correction and the store of value and
+tangent are the 2D kernels' (:mod:`flexmb.compiled.floating_frame`).
 """
 from __future__ import annotations
 
@@ -27,14 +87,593 @@ from flexmb.compiled.floating_frame import (
     _lanes,
     _store,
     _sum,
-    _times_G,
     jit,
 )
+from flexmb.compiled.rotations import cayley_from_matrix_into, cayley_into, exp_map_into
 
-_STEP = 1e-30                    # complex step (as flexmb.compiled.floating_frame._STEP)
+
+# ------------------------------------------------------------------ mid-point inertia (chart): exact tangent
+@jit
+def _add_hat(v, factor: float, out) -> None:
+    """out (3, 3) += factor hat(v), hat(v) a = v x a."""
+    out[0, 1] -= factor * v[2]
+    out[0, 2] += factor * v[1]
+    out[1, 2] -= factor * v[0]
+    out[1, 0] += factor * v[2]
+    out[2, 0] -= factor * v[1]
+    out[2, 1] += factor * v[0]
 
 
-# ------------------------------------------------------------------ 3-vectors and rotations in lanes
+@jit
+def _add_product(X, Y, factor: float, out) -> None:
+    """out (3, 3) += factor X Y of X, Y (3, 3)."""
+    for i in range(3):
+        for k in range(3):
+            x = factor * X[i, k]
+            for j in range(3):
+                out[i, j] += x * Y[k, j]
+
+
+@jit
+def _chart_blocks(w, R0, second: bool):
+    """The rotation blocks of P(z) = blockdiag(A, B, I) at the Cayley parameters w (3,) and their
+    derivatives w.r.t. w (module docstring of the mid-point tangent): A = R^T, B = R^T D (3, 3),
+    A_j, B_j (3, 3, 3) [j] and, with ``second``, A_ij, B_ij (3, 3, 3, 3) [i, j] (else empty)."""
+    s = 1.0 / (1.0 + 0.25 * (w[0] * w[0] + w[1] * w[1] + w[2] * w[2]))
+    C = np.empty((3, 3))
+    cayley_into(w, C)
+    A = np.zeros((3, 3))
+    for i in range(3):
+        for j in range(3):
+            A[i, j] = C[j, 0] * R0[0, i] + C[j, 1] * R0[1, i] + C[j, 2] * R0[2, i]        # (C R0)^T
+    H = np.eye(3)
+    _add_hat(w, 0.5, H)                                                                   # I + hat(w)/2
+    D = s * H
+    B = np.zeros((3, 3))
+    _add_product(A, D, 1.0, B)
+    ds = -0.5 * s * s * w                                                                 # ds/dw_j (3,)
+    unit = np.eye(3)
+    Dj, hd = np.empty((3, 3, 3)), np.zeros((3, 3, 3))
+    Aj, Bj = np.zeros((3, 3, 3)), np.zeros((3, 3, 3))
+    for j in range(3):
+        Dj[j] = ds[j] * H                                                                 # dD/dw_j
+        _add_hat(unit[j], 0.5 * s, Dj[j])
+        _add_hat(D[:, j], 1.0, hd[j])                                                     # hat(d_j), d_j = D e_j
+        _add_product(A, hd[j], -1.0, Aj[j])
+        _add_product(Aj[j], D, 1.0, Bj[j])
+        _add_product(A, Dj[j], 1.0, Bj[j])
+    shape = (3, 3, 3, 3) if second else (0, 3, 3, 3)
+    Aij, Bij = np.zeros(shape), np.zeros(shape)
+    if second:
+        a, Dij = np.empty((3, 3)), np.empty((3, 3))
+        for i in range(3):
+            for j in range(i, 3):
+                a[:] = 0.0                                                      # hat(d_i) hat(d_j) - hat(D_i e_j)
+                _add_product(hd[i], hd[j], 1.0, a)
+                _add_hat(Dj[i][:, j], -1.0, a)
+                _add_product(A, a, 1.0, Aij[i, j])
+                dds = 0.5 * s * s * s * w[i] * w[j] - (0.5 * s * s if i == j else 0.0)
+                Dij[:] = dds * H                                                          # d2D/dw_i dw_j
+                _add_hat(unit[j], 0.5 * ds[i], Dij)
+                _add_hat(unit[i], 0.5 * ds[j], Dij)
+                _add_product(Aij[i, j], D, 1.0, Bij[i, j])
+                _add_product(Aj[j], Dj[i], 1.0, Bij[i, j])
+                _add_product(Aj[i], Dj[j], 1.0, Bij[i, j])
+                _add_product(A, Dij, 1.0, Bij[i, j])
+                Aij[j, i], Bij[j, i] = Aij[i, j], Bij[i, j]
+    return A, B, Aj, Bj, Aij, Bij
+
+
+@jit
+def _body_of(A, B, y):
+    """W = P y = (A y_r, B y_w, y_q) (n_x,) of a chart velocity y (n_x,)."""
+    W = y.copy()
+    for i in range(3):
+        W[i] = A[i, 0] * y[0] + A[i, 1] * y[1] + A[i, 2] * y[2]
+        W[3 + i] = B[i, 0] * y[3] + B[i, 1] * y[4] + B[i, 2] * y[5]
+    return W
+
+
+@jit
+def _spatial_of(A, B, p):
+    """P^T p = (A^T p_V, B^T p_Omega, p_q) (n_x,) of body-frame components p (n_x,)."""
+    out = p.copy()
+    for i in range(3):
+        out[i] = A[0, i] * p[0] + A[1, i] * p[1] + A[2, i] * p[2]
+        out[3 + i] = B[0, i] * p[3] + B[1, i] * p[4] + B[2, i] * p[5]
+    return out
+
+
+@jit
+def _rates(Aj, Bj, y):
+    """W_j = dW/dw_j = (A_j y_r, B_j y_w) (3, 6) [j] (zero on q)."""
+    out = np.zeros((Aj.shape[0], 6))
+    for j in range(Aj.shape[0]):
+        for i in range(3):
+            for c in range(3):
+                out[j, i] += Aj[j, i, c] * y[c]
+                out[j, 3 + i] += Bj[j, i, c] * y[3 + c]
+    return out
+
+
+@jit
+def _dot6(a, b) -> float:
+    """a[:6] . b[:6]."""
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5]
+
+
+@jit
+def _coefficients(index, value, q, n_z: int, n_x: int):
+    """E(q) (n_z, n_x), dense, from its (merged) terms."""
+    E = np.zeros((n_z, n_x))
+    for t in range(value.size):
+        k, l = index[t, 2], index[t, 3]
+        a = value[t]
+        if k >= 0:
+            a *= q[k]
+        if l >= 0:
+            a *= q[l]
+        E[index[t, 0], index[t, 1]] += a
+    return E
+
+
+@jit
+def _modal_gradient(index, value, q, Wa, Gzb, Wb, Gza):
+    """W_a . dMt/dq_k W_b (n_m,) = (dE_k W_a) . G zeta_b + (dE_k W_b) . G zeta_a, one pass over E's terms."""
+    out = np.zeros(q.size)
+    for t in range(value.size):
+        z, j, k, l = index[t, 0], index[t, 1], index[t, 2], index[t, 3]
+        if k < 0:
+            continue
+        f = value[t] * (Wa[j] * Gzb[z] + Wb[j] * Gza[z])
+        if l < 0:
+            out[k] += f
+        else:
+            out[k] += f * q[l]
+            out[l] += f * q[k]
+    return out
+
+
+@jit
+def _gram_rows(G, E, entry_z, entry_w):
+    """E^T G (n_x, n_z) from E's nonzero entries (entry_z, entry_w) (n_e,): 165 rows of G for 6 stiffened
+    modes, a sixth of the dense product's work."""
+    EtG = np.zeros((E.shape[1], G.shape[0]))
+    for p in range(entry_z.size):
+        z, j = entry_z[p], entry_w[p]
+        a = E[z, j]
+        for c in range(G.shape[0]):
+            EtG[j, c] += a * G[z, c]
+    return EtG
+
+
+@jit
+def _rates_of(index, value, q, W, n_z: int, quadratic_only: bool):
+    """Y = (dE/dq_k W)_k (n_z, n_m) for W (n_x,); with ``quadratic_only`` E's linear terms are left out and
+    q stands for a rate qd: then Y = (d(dE[qd])/dq_k W)_k, dE[qd] = sum_l qd_l dE/dq_l (a term a q_k q_l
+    gives a q_l and a q_k on columns k and l, 2 a q_k on column k of a square)."""
+    Y = np.zeros((n_z, q.size))
+    for t in range(value.size):
+        z, j, k, l = index[t, 0], index[t, 1], index[t, 2], index[t, 3]
+        if k < 0 or (quadratic_only and l < 0):
+            continue
+        f = value[t] * W[j]
+        if l < 0:
+            Y[z, k] += f
+        else:
+            Y[z, k] += f * q[l]
+            Y[z, l] += f * q[k]
+    return Y
+
+
+@jit
+def _transposed_rates(index, value, q, y, n_x: int, quadratic_only: bool):
+    """(dE/dq_k^T y)_k (n_x, n_m) for y (n_z,); ``quadratic_only`` as in :func:`_rates_of`."""
+    out = np.zeros((n_x, q.size))
+    for t in range(value.size):
+        z, j, k, l = index[t, 0], index[t, 1], index[t, 2], index[t, 3]
+        if k < 0 or (quadratic_only and l < 0):
+            continue
+        f = value[t] * y[z]
+        if l < 0:
+            out[j, k] += f
+        else:
+            out[j, k] += f * q[l]
+            out[j, l] += f * q[k]
+    return out
+
+
+@jit
+def _mass_rates(index, value, q, EtG, W):
+    """dMt/dq_k W = dE_k^T G zeta + E^T G dE_k W (n_x, n_m) for every mode k, with the columns
+    Y = (dE_k W)_k (n_z, n_m) and G zeta = G E W (n_z,) it needs, returned too (G symmetric)."""
+    n, n_z = EtG.shape
+    Gz = EtG.T @ W
+    Y = _rates_of(index, value, q, W, n_z, False)
+    return _transposed_rates(index, value, q, Gz, n, False) + EtG @ Y, Y, Gz
+
+
+@jit
+def _modal_hessian(G, index, value, Ya, Yb, Wa, Wb, Gza, Gzb):
+    """W_a^T d2Mt/dq_k dq_l W_b (n_m, n_m) = (dE_k W_a)^T G (dE_l W_b) + (k <-> l) + G zeta_b . d2E_kl W_a
+    + G zeta_a . d2E_kl W_b, with Y = (dE_k W)_k (n_z, n_m) and G zeta (n_z,) of W_a and W_b."""
+    Q = Ya.T @ (G @ Yb)
+    H = Q + Q.T
+    for t in range(value.size):
+        z, j, k, l = index[t, 0], index[t, 1], index[t, 2], index[t, 3]
+        if l < 0:
+            continue
+        f = value[t] * (Gzb[z] * Wa[j] + Gza[z] * Wb[j])
+        if k == l:
+            H[k, k] += 2.0 * f
+        else:
+            H[k, l] += f
+            H[l, k] += f
+    return H
+
+
+@jit
+def _momentum_rate(A, B, Aj, Bj, Mt, p, rates, mass_rates):
+    """K(z, y) = d(Mz(z) y)/dz (n_x, n_x) at fixed y: zero on r; on w_j, P_j^T p + P^T Mt W_j
+    (P_j^T p = (A_j^T p_V, B_j^T p_Omega, 0)); on q_k, P^T dMt/dq_k W. p = Mt W (n_x,) the body momenta,
+    rates = W_j (3, 6), mass_rates = dMt/dq_k W (n_x, n_m)."""
+    n = Mt.shape[0]
+    K = np.zeros((n, n))
+    for j in range(3):
+        MW = np.zeros(n)
+        for i in range(n):
+            for c in range(6):
+                MW[i] += Mt[i, c] * rates[j, c]
+        col = _spatial_of(A, B, MW)
+        for i in range(3):
+            for c in range(3):
+                col[i] += Aj[j, c, i] * p[c]
+                col[3 + i] += Bj[j, c, i] * p[3 + c]
+        K[:, 3 + j] = col
+    for k in range(n - 6):
+        K[:, 6 + k] = _spatial_of(A, B, np.ascontiguousarray(mass_rates[:, k]))
+    return K
+
+
+@jit
+def _chart_mass(A, B, Mt):
+    """Mz = P^T Mt P (n_x, n_x), P = blockdiag(A, B, I)."""
+    n = Mt.shape[0]
+    MP = Mt.copy()
+    for i in range(n):
+        for j in range(3):
+            MP[i, j] = Mt[i, 0] * A[0, j] + Mt[i, 1] * A[1, j] + Mt[i, 2] * A[2, j]
+            MP[i, 3 + j] = Mt[i, 3] * B[0, j] + Mt[i, 4] * B[1, j] + Mt[i, 5] * B[2, j]
+    out = MP.copy()
+    for j in range(3):
+        for c in range(n):
+            out[j, c] = A[0, j] * MP[0, c] + A[1, j] * MP[1, c] + A[2, j] * MP[2, c]
+            out[3 + j, c] = B[0, j] * MP[3, c] + B[1, j] * MP[4, c] + B[2, j] * MP[5, c]
+    return out
+
+
+@jit
+def _chart_momentum(G, index, value, A, B, q, y):
+    """Mz(z) y = P^T E^T G E P y (n_x,), value only (A, B the blocks of P at z, q (n_m,))."""
+    E = _coefficients(index, value, q, G.shape[0], y.size)
+    return _spatial_of(A, B, E.T @ (G @ (E @ _body_of(A, B, y))))
+
+
+@jit
+def _end_momentum(G, index, value, entry_z, entry_w, blocks, q, y, dt: float, tangent: bool):
+    """p1 = Mz(z1) zdot1 (n_x,) and, with ``tangent``, dp1/dz1 = K(z1, zdot1) + 2/dt Mz(z1) (n_x, n_x)
+    (zdot1 = 2 z1/dt - zdot0; else an empty matrix)."""
+    A, B, Aj, Bj = blocks[0], blocks[1], blocks[2], blocks[3]
+    if not tangent:
+        return _chart_momentum(G, index, value, A, B, q, y), np.empty((0, 0))
+    E = _coefficients(index, value, q, G.shape[0], y.size)
+    EtG = _gram_rows(G, E, entry_z, entry_w)                                    # (n_x, n_z)
+    Mt = EtG @ E                                                                # (n_x, n_x)
+    W = _body_of(A, B, y)
+    p = Mt @ W
+    mass_rates = _mass_rates(index, value, q, EtG, W)[0]
+    K = _momentum_rate(A, B, Aj, Bj, Mt, p, _rates(Aj, Bj, y), mass_rates)
+    return _spatial_of(A, B, p), K + (2.0 / dt) * _chart_mass(A, B, Mt)
+
+
+@jit
+def _half_gradient(G, index, value, entry_z, entry_w, blocks, q, a, b, dt: float, tangent: bool):
+    """1/2 grad_z phi (n_x,), phi = a^T Mz(z) b, at the step's mid-point z = z1/2 with a = zdot0,
+    b = zdot1, and, with ``tangent``, its derivative w.r.t. z1, 1/4 H + 1/dt K(z, a)^T (n_x, n_x)
+    (H the Hessian of phi in z; else an empty matrix)."""
+    A, B, Aj, Bj, Aij, Bij = blocks
+    n, n_z = a.size, G.shape[0]
+    E = _coefficients(index, value, q, n_z, n)
+    Wa, Wb = _body_of(A, B, a), _body_of(A, B, b)
+    ra, rb = _rates(Aj, Bj, a), _rates(Aj, Bj, b)                              # W_j (3, 6)
+    grad = np.zeros(n)
+    if not tangent:
+        Gza, Gzb = G @ (E @ Wa), G @ (E @ Wb)
+        pa, pb = E.T @ Gza, E.T @ Gzb
+        for j in range(3):
+            grad[3 + j] = _dot6(ra[j], pb) + _dot6(rb[j], pa)
+        grad[6:] = _modal_gradient(index, value, q, Wa, Gzb, Wb, Gza)
+        return 0.5 * grad, np.empty((0, 0))
+    EtG = _gram_rows(G, E, entry_z, entry_w)
+    Mt = EtG @ E
+    pa, pb = Mt @ Wa, Mt @ Wb                                                   # body momenta
+    Ma, Ya, Gza = _mass_rates(index, value, q, EtG, Wa)                         # dMt/dq_k W_a (n_x, n_m)
+    Mb, Yb, Gzb = _mass_rates(index, value, q, EtG, Wb)
+    for j in range(3):
+        grad[3 + j] = _dot6(ra[j], pb) + _dot6(rb[j], pa)
+    grad[6:] = Wa @ Mb                                                          # W_a . dMt_k W_b
+    H = np.zeros((n, n))
+    # w-w: W_ij(a) . p_b + W_ij(b) . p_a + W_i(a)^T Mt W_j(b) + W_j(a)^T Mt W_i(b)
+    Mrb = np.zeros((3, 6))                                                      # (Mt W_j(b))[:6]
+    for j in range(3):
+        for i in range(6):
+            for c in range(6):
+                Mrb[j, i] += Mt[i, c] * rb[j, c]
+    sa, sb = np.zeros((3, 3, 6)), np.zeros((3, 3, 6))                           # W_ij
+    for i in range(3):
+        sa[i] = _rates(Aij[i], Bij[i], a)
+        sb[i] = _rates(Aij[i], Bij[i], b)
+    for i in range(3):
+        for j in range(3):
+            H[3 + i, 3 + j] = (_dot6(sa[i, j], pb) + _dot6(sb[i, j], pa) + _dot6(ra[i], Mrb[j])
+                               + _dot6(ra[j], Mrb[i]))
+    # w-q: W_j(a) . dMt_k W_b + W_j(b) . dMt_k W_a
+    for j in range(3):
+        for k in range(n - 6):
+            h = 0.0
+            for c in range(6):
+                h += ra[j, c] * Mb[c, k] + rb[j, c] * Ma[c, k]
+            H[3 + j, 6 + k] = H[6 + k, 3 + j] = h
+    H[6:, 6:] = _modal_hessian(G, index, value, Ya, Yb, Wa, Wb, Gza, Gzb)         # q-q
+    K = _momentum_rate(A, B, Aj, Bj, Mt, pa, ra, Ma)
+    return 0.5 * grad, 0.25 * H + (1.0 / dt) * K.T
+
+
+@jit
+def _mid_point_element(G, index, value, entry_z, entry_w, weights, floor: float, R0, q0, v0, z1, dt: float,
+                       tangent: bool):
+    """F = (Mz(z1) zdot1 - Mz(0) zdot0)/dt - gbar (n_x,) of one element and, with ``tangent``, dF/dz1
+    (n_x, n_x) (module docstring; else an empty matrix)."""
+    n = z1.size
+    A0 = np.ascontiguousarray(R0.T)
+    p0 = _chart_momentum(G, index, value, A0, A0, q0, v0)                       # D(0) = I
+    zd1 = (2.0 / dt) * z1 - v0
+    p1, Jp1 = _end_momentum(G, index, value, entry_z, entry_w, _chart_blocks(z1[3:6].copy(), R0, False),
+                            q0 + z1[6:], zd1, dt, tangent)
+    zm = 0.5 * z1
+    hg, Jhg = _half_gradient(G, index, value, entry_z, entry_w, _chart_blocks(zm[3:6].copy(), R0, tangent),
+                             q0 + zm[6:], v0, zd1, dt, tangent)
+    remainder = 0.5 * (v0 @ p1 - p0 @ zd1) - z1 @ hg                            # gbar = hg + correction
+    Wz = weights * z1
+    norm = z1 @ Wz
+    F = (p1 - p0) / dt - hg
+    active = norm > floor
+    if active:
+        F -= (remainder / norm) * Wz
+    if not tangent:
+        return F, np.empty((0, 0))
+    Jf = Jp1 / dt - Jhg
+    if active:
+        d_remainder = 0.5 * (v0 @ Jp1 - (2.0 / dt) * p0) - hg - Jhg.T @ z1
+        for i in range(n):
+            Jf[i, i] -= remainder / norm * weights[i]
+            for j in range(n):
+                Jf[i, j] -= (Wz[i] * d_remainder[j] - 2.0 * remainder / norm * Wz[i] * Wz[j]) / norm
+    return F, Jf
+
+
+@jit
+def _chart_start(psi0, psi1, R0, w) -> None:
+    """R0 = exp(hat(psi0)) (3, 3) and the Cayley parameters w (3,) of the step, exp(hat(psi1)) =
+    cay(w) R0, in place (the arithmetic of ``flexmb.rotations.cayley_between``)."""
+    R1, C = np.empty((3, 3)), np.empty((3, 3))
+    exp_map_into(psi0, R0)
+    exp_map_into(psi1, R1)
+    for i in range(3):
+        for j in range(3):
+            C[i, j] = R1[i, 0] * R0[j, 0] + R1[i, 1] * R0[j, 1] + R1[i, 2] * R0[j, 2]
+    cayley_from_matrix_into(C, w)
+
+
+@jit
+def mid_point_inertia(G, index, value, entry_z, entry_w, weights, floor, u0, u1, v0, dt, F, J, tangent) -> None:
+    """F (n_el, n_x), conjugate to the chart increments z1 of the step u0 -> u1 (n_el, n_x) each, and
+    with ``tangent`` J = dF/dz1 (n_el, n_x, n_x), written in place; v0 (n_el, n_x) the velocity at the
+    step's start (= the chart velocity at z = 0). E(q): its merged terms (index (n_t, 4), value (n_t,))
+    and its nonzero entries' rows and columns (entry_z, entry_w) (n_e,) each."""
+    R0 = np.empty((3, 3))
+    for e in range(u0.shape[0]):
+        z1 = u1[e] - u0[e]
+        _chart_start(u0[e, 3:6], u1[e, 3:6], R0, z1[3:6])
+        f, Jf = _mid_point_element(G, index, value, entry_z, entry_w, weights, floor, R0, u0[e, 6:].copy(),
+                                   v0[e].copy(), z1, dt, tangent)
+        F[e] = f
+        if tangent:
+            J[e] = Jf
+
+
+@jit
+def mid_point_velocity(u0, u1, v0, dt, v1) -> None:
+    """The body's end velocity v1 (n_el, n_x) of a mid-point step, in place: zdot1 = 2 z1/dt - v0 in
+    the chart, the spatial angular velocity D(w1) wdot1 = s (wdot1 + w1 x wdot1/2)."""
+    R0, w = np.empty((3, 3)), np.empty(3)
+    for e in range(u0.shape[0]):
+        _chart_start(u0[e, 3:6], u1[e, 3:6], R0, w)
+        for i in range(u0.shape[1]):
+            v1[e, i] = 2.0 * (u1[e, i] - u0[e, i]) / dt - v0[e, i]
+        y = 2.0 * w / dt - v0[e, 3:6]
+        s = 1.0 / (1.0 + 0.25 * (w[0] * w[0] + w[1] * w[1] + w[2] * w[2]))
+        v1[e, 3] = s * (y[0] + 0.5 * (w[1] * y[2] - w[2] * y[1]))
+        v1[e, 4] = s * (y[1] + 0.5 * (w[2] * y[0] - w[0] * y[2]))
+        v1[e, 5] = s * (y[2] + 0.5 * (w[0] * y[1] - w[1] * y[0]))
+
+
+# ------------------------------------------------------------------ end-point inertia: exact tangent
+@jit
+def _add_hat_product(c, M, out) -> None:
+    """out (3, k) += hat(c) M for c (3,), M (3, k): the columns c x M[:, i]."""
+    for i in range(M.shape[1]):
+        out[0, i] += c[1] * M[2, i] - c[2] * M[1, i]
+        out[1, i] += c[2] * M[0, i] - c[0] * M[2, i]
+        out[2, i] += c[0] * M[1, i] - c[1] * M[0, i]
+
+
+@jit
+def _spatial_rows(A, M):
+    """P^T M = (A^T M_V, A^T M_Omega, M_q) (n_x, k) for body-frame rows M (n_x, k), P = blockdiag(A, A, I)."""
+    out = M.copy()
+    for c in range(M.shape[1]):
+        for i in range(3):
+            out[i, c] = A[0, i] * M[0, c] + A[1, i] * M[1, c] + A[2, i] * M[2, c]
+            out[3 + i, c] = A[0, i] * M[3, c] + A[1, i] * M[4, c] + A[2, i] * M[5, c]
+    return out
+
+
+@jit
+def _rate_coefficients(index, value, q, qd, n_z: int, n_x: int):
+    """dE[qd] = sum_k qd_k dE/dq_k (n_z, n_x), dense."""
+    Er = np.zeros((n_z, n_x))
+    for t in range(value.size):
+        k, l = index[t, 2], index[t, 3]
+        if k < 0:
+            continue
+        rate = qd[k] if l < 0 else qd[k] * q[l] + q[k] * qd[l]
+        Er[index[t, 0], index[t, 1]] += value[t] * rate
+    return Er
+
+
+@jit
+def _add_gyroscopic(W, p, body) -> None:
+    """body (n_x,) += (Omega x p_V, Omega x p_Omega + V x p_V, 0) for W = (V, Omega, qd), p = Mt W."""
+    V, Om = W[:3], W[3:6]
+    for i in range(3):
+        i1, i2 = (i + 1) % 3, (i + 2) % 3
+        body[i] += Om[i1] * p[i2] - Om[i2] * p[i1]
+        body[3 + i] += Om[i1] * p[3 + i2] - Om[i2] * p[3 + i1] + V[i1] * p[i2] - V[i2] * p[i1]
+
+
+@jit
+def _end_point_element(G, index, value, entry_z, entry_w, R, q, v, a, dv_du: float, da_du: float,
+                       tangent: bool):
+    """Lagrange's inertia force F (n_x,) of one element at the rotation R (3, 3) and, with ``tangent``,
+    J = dF/d(spin, q) + dv_du dF/dv + da_du dF/da (n_x, n_x) (module docstring; else an empty matrix)."""
+    n, n_z = v.size, G.shape[0]
+    A = np.ascontiguousarray(R.T)
+    qd = v[6:].copy()
+    acc = a.copy()                                                              # R V' = rddot - omega x rdot
+    acc[0] -= v[4] * v[2] - v[5] * v[1]
+    acc[1] -= v[5] * v[0] - v[3] * v[2]
+    acc[2] -= v[3] * v[1] - v[4] * v[0]
+    W, Wd = _body_of(A, A, v), _body_of(A, A, acc)
+    E = _coefficients(index, value, q, n_z, n)
+    Er = _rate_coefficients(index, value, q, qd, n_z, n)
+    if not tangent:
+        Gz = G @ (E @ W)
+        p = E.T @ Gz
+        body = E.T @ (G @ (E @ Wd + Er @ W)) + Er.T @ Gz                       # Mt W' + dMt[qd] W
+        _add_gyroscopic(W, p, body)
+        body[6:] -= 0.5 * _modal_gradient(index, value, q, W, Gz, W, Gz)        # -1/2 W dMt_k W
+        return _spatial_of(A, A, body), np.empty((0, 0))
+    EtG = _gram_rows(G, E, entry_z, entry_w)
+    Mt = EtG @ E
+    X = EtG @ Er
+    dM = X + X.T                                                                # dMt[qd]
+    p = Mt @ W
+    MR, Y, Gz = _mass_rates(index, value, q, EtG, W)                            # dMt_k W (n_x, n_m)
+    body = Mt @ Wd + dM @ W
+    _add_gyroscopic(W, p, body)
+    body[6:] -= 0.5 * (W @ MR)
+    F = _spatial_of(A, A, body)
+    # L = d body / d W at fixed W' and qd: dMt[qd] plus the gyroscopic and -1/2 W dMt W terms' derivatives
+    L = dM.copy()
+    V, Om = W[:3].copy(), W[3:6].copy()
+    _add_hat(p[:3], -1.0, L[0:3, 3:6])                                           # -hat(p_V) dOmega
+    _add_hat_product(Om, Mt[0:3], L[0:3])                                       # Omega x Mt_V dW
+    _add_hat(p[3:6], -1.0, L[3:6, 3:6])                                          # -hat(p_Omega) dOmega
+    _add_hat_product(Om, Mt[3:6], L[3:6])
+    _add_hat(p[:3], -1.0, L[3:6, 0:3])                                           # -hat(p_V) dV
+    _add_hat_product(V, Mt[0:3], L[3:6])
+    L[6:] -= MR.T
+    # d body / dv: L P + Mt dW'/dv (W'_V = R^T (a_r - omega x v_r)) + dMt_k W on qd
+    P = np.eye(n)
+    P[0:3, 0:3], P[3:6, 3:6] = A, A
+    Bv = L @ P
+    Bv[:, 6:] += MR
+    turn = np.zeros((3, 3))
+    _add_hat(v[3:6], -1.0, turn)                                                # -hat(omega)
+    Bv[:, 0:3] += np.ascontiguousarray(Mt[:, 0:3]) @ (A @ turn)
+    turn[:] = 0.0
+    _add_hat(v[0:3], 1.0, turn)                                                 # hat(v_r)
+    Bv[:, 3:6] += np.ascontiguousarray(Mt[:, 0:3]) @ (A @ turn)
+    # d body / dq: dMt_k W' + d(dMt[qd])/dq_k W + the gyroscopic terms of dp = dMt_k W - 1/2 W d2Mt W
+    MRd = _mass_rates(index, value, q, EtG, Wd)[0]
+    ErtG = _gram_rows(G, Er, entry_z, entry_w)
+    Bq = (MRd + _transposed_rates(index, value, qd, Gz, n, True) + EtG @ _rates_of(index, value, qd, W, n_z, True)
+          + ErtG @ Y + _transposed_rates(index, value, q, ErtG.T @ W, n, False))
+    _add_hat_product(Om, MR[0:3], Bq[0:3])
+    _add_hat_product(Om, MR[3:6], Bq[3:6])
+    _add_hat_product(V, MR[0:3], Bq[3:6])
+    Bq[6:] -= 0.5 * _modal_hessian(G, index, value, Y, Y, W, W, Gz, Gz)
+    # d body / d spin: W and W' turn with R (d(R^T x) = R^T hat(x) eta)
+    Pe, Ped = np.zeros((n, 3)), np.zeros((n, 3))
+    turn[:] = 0.0
+    _add_hat(v[0:3], 1.0, turn)
+    Pe[0:3] = A @ turn
+    turn[:] = 0.0
+    _add_hat(v[3:6], 1.0, turn)
+    Pe[3:6] = A @ turn
+    turn[:] = 0.0
+    _add_hat(acc[0:3], 1.0, turn)
+    Ped[0:3] = A @ turn
+    turn[:] = 0.0
+    _add_hat(a[3:6], 1.0, turn)
+    Ped[3:6] = A @ turn
+    J = dv_du * _spatial_rows(A, Bv) + da_du * _spatial_rows(A, Mt @ P)
+    J[:, 3:6] += _spatial_rows(A, L @ Pe + Mt @ Ped)
+    _add_hat(F[0:3], -1.0, J[0:3, 3:6])                                         # d(R y)/d eta = -hat(R y)
+    _add_hat(F[3:6], -1.0, J[3:6, 3:6])
+    J[:, 6:] += _spatial_rows(A, Bq)
+    return F, J
+
+
+@jit
+def end_point_inertia(G, index, value, entry_z, entry_w, u, v, a, dv_du, da_du, F, J, tangent) -> None:
+    """F (n_el, n_x) at the rotations R = exp(hat(psi)) of u (n_el, n_x) and, with ``tangent``, J =
+    dF/d(u, spin) + dv_du dF/dv + da_du dF/da (n_el, n_x, n_x; at the rotations w.r.t. a spin of R at
+    fixed v, a), in place; E(q)'s merged terms and nonzero entries as :func:`mid_point_inertia`."""
+    R = np.empty((3, 3))
+    for e in range(u.shape[0]):
+        exp_map_into(u[e, 3:6], R)
+        f, Je = _end_point_element(G, index, value, entry_z, entry_w, R, u[e, 6:].copy(), v[e].copy(),
+                                   a[e].copy(), dv_du, da_du, tangent)
+        F[e] = f
+        if tangent:
+            J[e] = Je
+
+
+# ------------------------------------------------------------------ energy, momentum
+@jit
+def energy_and_angular_momentum(G, index, value, X, u, v):
+    """Sums over the elements of T = 1/2 v . p (J) and of the angular momentum about the global origin
+    L = r x p_r + R p_Omega (3,), kg m^2/s, with p = Mg v the chart momentum at z = 0 (D(0) = I),
+    R = exp(hat(psi)) and r = X + u[:3]; merged terms of E(q) (index, value) as :func:`mid_point_inertia`."""
+    n = u.shape[1]
+    T, L = 0.0, np.zeros(3)
+    R = np.empty((3, 3))
+    for e in range(u.shape[0]):
+        exp_map_into(u[e, 3:6], R)
+        A = np.ascontiguousarray(R.T)
+        p = _chart_momentum(G, index, value, A, A, u[e, 6:].copy(), v[e].copy())
+        for i in range(n):
+            T += 0.5 * p[i] * v[e, i]
+        r0, r1, r2 = X[e, 0] + u[e, 0], X[e, 1] + u[e, 1], X[e, 2] + u[e, 2]
+        L[0] += r1 * p[2] - r2 * p[1] + p[3]
+        L[1] += r2 * p[0] - r0 * p[2] + p[4]
+        L[2] += r0 * p[1] - r1 * p[0] + p[5]
+    return T, L
+
+
+# ------------------------------------------------------------------ gravity (complex steps in lanes)
 @jit
 def _cross(a, b):
     """a x b (3, m) of a, b (3, m)."""
@@ -126,187 +765,6 @@ def _modal(q0, dq):
 
 
 @jit
-def _body(R, v_r, v_omega, v):
-    """w = (R^T v_r, R^T v_omega, v[6:]) (n_x, m)."""
-    w = v.copy()
-    _set_rows(w, 0, _apply_transpose(R, v_r))
-    _set_rows(w, 3, _apply_transpose(R, v_omega))
-    return w
-
-
-# ------------------------------------------------------------------ E(q) on its (z, w) entries
-@jit
-def _entries(index, value, entry, q, n_e: int):
-    """The nonzero entries of E(q) (n_e, m): entry p at (entry_z[p], entry_w[p]) sums the terms t with
-    entry[t] = p, value_t q_k q_l (no factor where k or l is -1)."""
-    m = q.shape[1]
-    Ep = np.zeros((n_e, m), dtype=np.complex128)
-    for t in range(value.size):
-        p, k, l = entry[t], index[t, 2], index[t, 3]
-        a = value[t]
-        if k < 0:
-            for d in range(m):
-                Ep[p, d] += a
-        elif l < 0:
-            for d in range(m):
-                Ep[p, d] += a * q[k, d]
-        else:
-            for d in range(m):
-                Ep[p, d] += a * q[k, d] * q[l, d]
-    return Ep
-
-
-@jit
-def _rate_entries(index, value, entry, q, dq, n_e: int):
-    """The entries of E's derivative along dq (n_m, m), dE[dq] (n_e, m): a term's factor q_k becomes
-    dq_k, q_k q_l becomes dq_k q_l + q_k dq_l."""
-    m = q.shape[1]
-    Ep = np.zeros((n_e, m), dtype=np.complex128)
-    for t in range(value.size):
-        p, k, l = entry[t], index[t, 2], index[t, 3]
-        if k < 0:
-            continue
-        a = value[t]
-        if l < 0:
-            for d in range(m):
-                Ep[p, d] += a * dq[k, d]
-        else:
-            for d in range(m):
-                Ep[p, d] += a * (dq[k, d] * q[l, d] + q[k, d] * dq[l, d])
-    return Ep
-
-
-@jit
-def _times(entry_z, entry_w, Ep, w, n_z: int):
-    """zeta = E w (n_z, m) from E's entries Ep (n_e, m) and w (n_x, m)."""
-    m = w.shape[1]
-    zeta = np.zeros((n_z, m), dtype=np.complex128)
-    for p in range(entry_z.size):
-        z, j = entry_z[p], entry_w[p]
-        for d in range(m):
-            zeta[z, d] += Ep[p, d] * w[j, d]
-    return zeta
-
-
-@jit
-def _times_transposed(entry_z, entry_w, Ep, y, n_x: int):
-    """E^T y (n_x, m) from E's entries Ep (n_e, m) and y (n_z, m)."""
-    m = y.shape[1]
-    out = np.zeros((n_x, m), dtype=np.complex128)
-    for p in range(entry_z.size):
-        z, j = entry_z[p], entry_w[p]
-        for d in range(m):
-            out[j, d] += Ep[p, d] * y[z, d]
-    return out
-
-
-@jit
-def _add_modal_gradient(index, value, entry, entry_z, entry_w, q, wa, ya, wb, yb, scale: float, grad) -> None:
-    """grad[6 + k] += scale (ya . dE_k wa + yb . dE_k wb) (per lane) for every mode k, dE_k = dE/dq_k:
-    the products y_z w_j on E's entries first, then one pass over the terms."""
-    m = wa.shape[1]
-    outer = np.empty((entry_z.size, m), dtype=np.complex128)
-    for p in range(entry_z.size):
-        z, j = entry_z[p], entry_w[p]
-        for d in range(m):
-            outer[p, d] = scale * (wa[j, d] * ya[z, d] + wb[j, d] * yb[z, d])
-    for t in range(value.size):
-        p, k, l = entry[t], index[t, 2], index[t, 3]
-        if k < 0:
-            continue
-        a = value[t]
-        if l < 0:                               # branches outside the lane loops: those vectorize
-            for d in range(m):
-                grad[6 + k, d] += a * outer[p, d]
-        else:
-            for d in range(m):
-                f = a * outer[p, d]
-                grad[6 + k, d] += f * q[l, d]
-                grad[6 + l, d] += f * q[k, d]
-
-
-# ------------------------------------------------------------------ mid-point inertia (chart)
-@jit
-def _chart_momentum(G, index, value, entry, entry_z, entry_w, R0, q0, z, zdot):
-    """Mz(z) zdot = (R p_V, D^T R p_Omega, p_q) (n_x, m), p = Mt(q) P(z) zdot."""
-    n = z.shape[0]
-    R, D, _ = _cayley_frame(z[3:6], R0)
-    q = _modal(q0, z[6:])
-    Ep = _entries(index, value, entry, q, entry_z.size)
-    w = _body(R, zdot[:3], _apply(D, zdot[3:6]), zdot)
-    p = _times_transposed(entry_z, entry_w, Ep, _times_G(G, _times(entry_z, entry_w, Ep, w, G.shape[0])), n)
-    _set_rows(p, 0, _apply(R, p[:3]))
-    _set_rows(p, 3, _apply_transpose(D, _apply(R, p[3:6])))
-    return p
-
-
-@jit
-def _chart_form_gradient(G, index, value, entry, entry_z, entry_w, R0, q0, z, za, zb):
-    """d(za^T Mz(z) zb)/dz (n_x, m), zero on r: on w, with omega = D wdot, p = Mt wb or Mt wa in
-    spatial components (p_v, p_w), sum over (a, b) of D^T (p_v x y - omega x p_w) + s/2 (wdot x p_w -
-    w (omega . p_w)); on q, the derivative of zeta_a^T G zeta_b through E(q)."""
-    n, n_z, m = z.shape[0], G.shape[0], z.shape[1]
-    w = z[3:6]
-    R, D, s = _cayley_frame(w, R0)
-    q = _modal(q0, z[6:])
-    Ep = _entries(index, value, entry, q, entry_z.size)
-    omega_a, omega_b = _apply(D, za[3:6]), _apply(D, zb[3:6])
-    wa, wb = _body(R, za[:3], omega_a, za), _body(R, zb[:3], omega_b, zb)
-    Gea = _times_G(G, _times(entry_z, entry_w, Ep, wa, n_z))
-    Geb = _times_G(G, _times(entry_z, entry_w, Ep, wb, n_z))
-    pa, pb = _times_transposed(entry_z, entry_w, Ep, Gea, n), _times_transposed(entry_z, entry_w, Ep, Geb, n)
-    grad = np.zeros((n, m), dtype=np.complex128)
-    for side in range(2):
-        y, wdot = (za[:3], za[3:6]) if side == 0 else (zb[:3], zb[3:6])
-        omega, p = (omega_a, pb) if side == 0 else (omega_b, pa)
-        p_v, p_w = _apply(R, p[:3]), _apply(R, p[3:6])
-        rot = _apply_transpose(D, _sum(_cross(p_v, y), 1.0, _cross(omega, p_w), -1.0))
-        spin = _cross(wdot, p_w)
-        for d in range(m):
-            omega_p = omega[0, d] * p_w[0, d] + omega[1, d] * p_w[1, d] + omega[2, d] * p_w[2, d]
-            for i in range(3):
-                grad[3 + i, d] += rot[i, d] + 0.5 * s[d] * (spin[i, d] - w[i, d] * omega_p)
-    _add_modal_gradient(index, value, entry, entry_z, entry_w, q, wa, Geb, wb, Gea, 1.0, grad)
-    return grad
-
-
-@jit
-def _mid_point_force(G, index, value, entry, entry_z, entry_w, weights, floor, R0, q0, v0, p0, z1, dt):
-    """F = (Mz(z1) zdot1 - p0)/dt - gbar (n_x, m) of one element, p0 = Mz(0) zdot0 given; with Mz
-    symmetric, zdot0^T Mz(0) zdot1 = p0 . zdot1 and zdot0^T Mz(z1) zdot1 = zdot0 . p1."""
-    zd1 = _sum(z1, 2.0 / dt, v0, -1.0)
-    p1 = _chart_momentum(G, index, value, entry, entry_z, entry_w, R0, q0, z1, zd1)
-    half_grad = _chart_form_gradient(G, index, value, entry, entry_z, entry_w, R0, q0, _sum(z1, 0.5, z1, 0.0),
-                                     v0, zd1)
-    phi1, phi0 = _dot(v0, p1), _dot(p0, zd1)
-    z_grad = _dot(z1, half_grad)
-    remainder = np.empty(z1.shape[1], dtype=np.complex128)
-    for d in range(remainder.size):
-        remainder[d] = 0.5 * (phi1[d] - phi0[d] - z_grad[d])                    # gbar = grad / 2 + correction
-    return _sum(_sum(p1, 1.0 / dt, p0, -1.0 / dt), 1.0,
-                _sum(half_grad, 0.5, _gonzalez(remainder, z1, weights, floor), 1.0), -1.0)
-
-
-@jit
-def mid_point_inertia(G, index, value, entry, entry_z, entry_w, weights, floor, R0, q0, v0, z1, dt, F, J,
-                      tangent) -> None:
-    """F (n_el, n_x), conjugate to the chart increments z1 (n_el, n_x), and with ``tangent`` J = dF/dz1
-    (n_el, n_x, n_x), written in place; R0 (n_el, 3, 3) and q0 (n_el, n_m) the start of the step,
-    v0 (n_el, n_x) its velocity (= the chart velocity at z = 0). E(q): its terms (index, value), the
-    entry of each term (entry) and the entries' rows and columns (entry_z, entry_w)."""
-    n = z1.shape[1]
-    m = n if tangent else 1
-    zero = np.zeros((n, 1), dtype=np.complex128)
-    for e in range(z1.shape[0]):
-        p0 = _chart_momentum(G, index, value, entry, entry_z, entry_w, R0[e], q0[e], zero, _lanes(v0[e], 1, 0.0))
-        f = _mid_point_force(G, index, value, entry, entry_z, entry_w, weights, floor, R0[e], q0[e],
-                             _lanes(v0[e], m, 0.0), _lanes(p0[:, 0], m, 0.0),
-                             _lanes(z1[e], m, 1.0 if tangent else 0.0), dt)
-        _store(f, F, J, e, tangent)
-
-
-# ------------------------------------------------------------------ end-point inertia
-@jit
 def _spun(R, dz):
     """R + hat(dz[3:6]) R (3, 3, m): the rotation moved by a spin (exact to first order)."""
     out = np.empty((3, 3, dz.shape[1]), dtype=np.complex128)
@@ -319,64 +777,6 @@ def _spun(R, dz):
     return out
 
 
-@jit
-def _end_point_force(G, index, value, entry, entry_z, entry_w, R, q, v, a):
-    """Lagrange's inertia force (n_x, m) at the rotation R (3, 3, m): P^T [Mt w' + dMt[qdot] w +
-    (Omega x p_V, Omega x p_Omega + V x p_V, -1/2 w dMt w)], w' = (R^T (rddot - omega x rdot),
-    R^T omegadot, qddot), dMt[qdot] w = E^T G dE[qdot] w + dE[qdot]^T G E w."""
-    n, n_z = v.shape[0], G.shape[0]
-    Ep, Er = _entries(index, value, entry, q, entry_z.size), _rate_entries(index, value, entry, q, v[6:],
-                                                                            entry_z.size)
-    w = _body(R, v[:3], v[3:6], v)
-    wd = _body(R, _sum(a[:3], 1.0, _cross(v[3:6], v[:3]), -1.0), a[3:6], a)
-    Gzeta = _times_G(G, _times(entry_z, entry_w, Ep, w, n_z))
-    p = _times_transposed(entry_z, entry_w, Ep, Gzeta, n)                      # body-frame momenta Mt w
-    zeta = _sum(_times(entry_z, entry_w, Ep, wd, n_z), 1.0, _times(entry_z, entry_w, Er, w, n_z), 1.0)
-    body = _sum(_times_transposed(entry_z, entry_w, Ep, _times_G(G, zeta), n), 1.0,
-                _times_transposed(entry_z, entry_w, Er, Gzeta, n), 1.0)        # Mt wd + dMt[qdot] w
-    _set_rows(body, 0, _sum(body[:3], 1.0, _cross(w[3:6], p[:3]), 1.0))
-    _set_rows(body, 3, _sum(_sum(body[3:6], 1.0, _cross(w[3:6], p[3:6]), 1.0), 1.0, _cross(w[:3], p[:3]), 1.0))
-    _add_modal_gradient(index, value, entry, entry_z, entry_w, q, w, Gzeta, w, Gzeta, -0.5, body)  # -1/2 w dMt_k w
-    _set_rows(body, 0, _apply(R, body[:3]))
-    _set_rows(body, 3, _apply(R, body[3:6]))
-    return body
-
-
-@jit
-def end_point_inertia(G, index, value, entry, entry_z, entry_w, R, u, v, a, dv_du, da_du, F, J, tangent) -> None:
-    """F (n_el, n_x) at the rotations R (n_el, 3, 3) and, with ``tangent``, J = dF/d(u, spin) + dv_du
-    dF/dv + da_du dF/da (n_el, n_x, n_x; at the rotations w.r.t. a spin of R at fixed v, a), in place."""
-    n = u.shape[1]
-    m, step = (n, 1.0) if tangent else (1, 0.0)
-    for e in range(u.shape[0]):
-        dz = _lanes(np.zeros(n), m, step)
-        q = _modal(u[e, 6:], dz[6:])
-        f = _end_point_force(G, index, value, entry, entry_z, entry_w, _spun(R[e], dz), q,
-                             _lanes(v[e], m, step * dv_du), _lanes(a[e], m, step * da_du))
-        _store(f, F, J, e, tangent)
-
-
-# ------------------------------------------------------------------ energy, momentum
-@jit
-def energy_and_angular_momentum(G, index, value, entry, entry_z, entry_w, R, X, u, v):
-    """Sums over the elements of T = 1/2 v . p (J) and of the angular momentum about the global origin
-    L = r x p_r + R p_Omega (3,), kg m^2/s, with p = Mg v the chart momentum at z = 0 (D(0) = I) and
-    r = X + u[:3]; R (n_el, 3, 3) the frame rotations."""
-    n = u.shape[1]
-    zero = np.zeros((n, 1), dtype=np.complex128)
-    T, L = 0.0, np.zeros(3)
-    for e in range(u.shape[0]):
-        p = _chart_momentum(G, index, value, entry, entry_z, entry_w, R[e], u[e, 6:], zero, _lanes(v[e], 1, 0.0))
-        for i in range(n):
-            T += 0.5 * p[i, 0].real * v[e, i]
-        r0, r1, r2 = X[e, 0] + u[e, 0], X[e, 1] + u[e, 1], X[e, 2] + u[e, 2]
-        L[0] += r1 * p[2, 0].real - r2 * p[1, 0].real + p[3, 0].real
-        L[1] += r2 * p[0, 0].real - r0 * p[2, 0].real + p[4, 0].real
-        L[2] += r0 * p[1, 0].real - r1 * p[0, 0].real + p[5, 0].real
-    return T, L
-
-
-# ------------------------------------------------------------------ gravity
 @jit
 def _gravity_gradient(mass, S0, S1, S2, R, q, g):
     """-dV/d(r, spin, q) (n_x, m): (m g, (R S) x g, dS/dq R^T g), R (3, 3, m)."""

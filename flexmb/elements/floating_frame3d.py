@@ -46,17 +46,19 @@ gbar = 1/2 grad_z(zdot0^T Mz zdot1) at z1/2 plus Gonzalez's (1996) correction c 
 W = diag(0, 0, 0, J0_xx, J0_yy, J0_zz, diag M_e); so F . z1 = T1 - T0 exactly, with the body's end
 velocity v1 = (rdot1, D(w1) wdot1, qdot1) (:meth:`FloatingFrameMass3D.mid_point_velocity`; it differs
 from the scheme's rule for other rotating nodes), and F_r = (p_r1 - p_r0)/dt (W and Mz do not see r):
-the linear momentum is exact. The tangent dF/dz1 is by complex steps (the Cayley map is rational). The
+the linear momentum is exact. The tangent dF/dz1 is exact, derived by hand (its expressions in
+:mod:`flexmb.compiled.floating_frame3d`, as the end-point inertia's); the numpy specification takes
+both by complex steps. The
 weight V = -g . (m r + R S(q)) uses the same chart and discrete gradient (F . z1 = V0 - V1 exactly).
 
 Speed (issue 31): the mid-point and end-point inertia, both weights and the recorded energy and
-angular momentum run as compiled kernels (:mod:`flexmb.compiled.floating_frame3d`, their tangents by
-complex steps inside the kernel, E(q) gathered on its 165 nonzero entries for 6 stiffened modes); the
-numpy methods ``reference_*`` are their specification (tested to 1e-12). The 6-mode body of the spin-up
-blade (``benchmarks/bench_modal_body3d.py``, 20 Beam3D elements, dt = 0.01 s) took 6.6 ms per step in
-numpy, 1.25 ms compiled (0.16 ms per call of the mid-point inertia with its tangent, three calls per
-step), against 0.97 ms for the 20-element Beam3D model: the rest of the step is the generic scheme,
-constraint and Newton path.
+angular momentum run as compiled kernels (:mod:`flexmb.compiled.floating_frame3d`; the inertia with
+exact tangents in real arithmetic, the weights with complex-step tangents inside the kernel); the numpy
+methods ``reference_*`` are their specification (tested to 1e-12). The 6-mode body of the spin-up blade
+(``benchmarks/bench_modal_body3d.py``, 20 Beam3D elements, dt = 0.01 s) took 6.6 ms per step in numpy,
+1.24 ms compiled with complex steps (155 us per call of the mid-point inertia with its tangent, three
+calls per step) and 0.82 ms with the exact tangent (53 us per call), against 0.95 ms for the
+20-element Beam3D model: the rest of the step is the generic scheme, constraint and Newton path.
 
 Limits: the angular momentum is not conserved exactly (the correction is not rotation-invariant), as
 in 2D.
@@ -126,20 +128,18 @@ def _apply_transpose(A: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 def _entry_terms(index: np.ndarray, value: np.ndarray) -> tuple[np.ndarray, ...]:
     """E(q)'s terms (:attr:`~flexmb.elements.velocity_fields.BodyVelocityFields.terms_index`, values) for
-    the compiled kernels: the terms q_k q_l and q_l q_k of an entry merged into one (k <= l), and the
-    terms gathered on E's nonzero entries (z, w). Returns the merged terms (n_t, 4) and values (n_t,),
-    each term's entry (n_t,) and the entries' rows and columns (n_e,) each: for 6 stiffened modes 1515
-    terms of 2190 on 165 entries, so that E's products loop over the entries and only E's values and
-    the modal gradient over the terms."""
+    the compiled kernels: the terms q_k q_l and q_l q_k of an entry merged into one (k <= l), and E's
+    nonzero entries (z, w). Returns the merged terms (n_t, 4) and values (n_t,) and the entries' rows
+    and columns (n_e,) each: for 6 stiffened modes 1515 terms of 2190 on 165 entries, so that the
+    products with E^T G run over E's entries (:func:`flexmb.compiled.floating_frame3d._gram_rows`)."""
     index = index.copy()
     swap = (index[:, 3] >= 0) & (index[:, 3] < index[:, 2])
     index[swap, 2], index[swap, 3] = index[swap, 3], index[swap, 2]
     merged, term = np.unique(index, axis=0, return_inverse=True)
     merged_value = np.bincount(term.ravel(), weights=value, minlength=len(merged))
-    entries, entry = np.unique(merged[:, :2], axis=0, return_inverse=True)
+    entries = np.unique(merged[:, :2], axis=0)
     return (np.ascontiguousarray(merged, dtype=np.int64), np.ascontiguousarray(merged_value),
-            np.ascontiguousarray(entry.ravel(), dtype=np.int64), np.ascontiguousarray(entries[:, 0], dtype=np.int64),
-            np.ascontiguousarray(entries[:, 1], dtype=np.int64))
+            np.ascontiguousarray(entries[:, 0], dtype=np.int64), np.ascontiguousarray(entries[:, 1], dtype=np.int64))
 
 
 class FloatingFrameMass3D:
@@ -214,9 +214,7 @@ class FloatingFrameMass3D:
         """Sums over the elements of T (J) and of the angular momentum about the global origin,
         L = r x p_r + R p_Omega (3,), kg m^2/s; ``stretch`` is not used (no directors). Compiled kernel;
         :meth:`reference_energy_and_angular_momentum` is its specification."""
-        f = self.fields
-        return _kernels3d().energy_and_angular_momentum(f.G, *self._terms,
-                                                        _floats(exp_map(u[:, 3:6])), self.X, _floats(u), _floats(v))
+        return _kernels3d().energy_and_angular_momentum(self.fields.G, *self._terms[:2], self.X, _floats(u), _floats(v))
 
     def reference_energy_and_angular_momentum(self, u: np.ndarray, v: np.ndarray) -> tuple[float, np.ndarray]:
         """Specification of :meth:`energy_and_angular_momentum` (numpy)."""
@@ -244,9 +242,9 @@ class FloatingFrameMass3D:
         its derivative along an end-point scheme's kinematics, dF/d(u, spin) + dv_du dF/dv + da_du dF/da
         (n_el, n_x, n_x; at the rotations w.r.t. a spin of R at fixed v, a), or None. Compiled kernel;
         :meth:`reference_end_point_inertia` is its specification."""
-        f = self.fields
         F, J = _outputs(u, tangent)
-        _kernels3d().end_point_inertia(f.G, *self._terms, _floats(exp_map(u[:, 3:6])), _floats(u), _floats(v),
+        index, value, entry_z, entry_w = self._terms
+        _kernels3d().end_point_inertia(self.fields.G, index, value, entry_z, entry_w, _floats(u), _floats(v),
                                        _floats(a), float(dv_du), float(da_du), F, J, tangent)
         return F, (J if tangent else None)
 
@@ -276,10 +274,10 @@ class FloatingFrameMass3D:
 
     def mid_point_velocity(self, u0: np.ndarray, u1: np.ndarray, v0: np.ndarray, dt: float) -> np.ndarray:
         """The body's end velocity v1 (n_el, n_x) of a mid-point step: zdot1 = 2 z1/dt - v0 in the chart,
-        the spatial angular velocity omega1 = D(w1) wdot1."""
-        z1 = self.chart_increment(u0, u1)
-        v1 = 2.0 * z1 / dt - v0
-        v1[:, 3:6] = _apply(_cayley_differential(z1[:, 3:6]), v1[:, 3:6])
+        the spatial angular velocity omega1 = D(w1) wdot1 (compiled: the scheme asks for it at every
+        residual)."""
+        v1 = np.empty(u1.shape)
+        _kernels3d().mid_point_velocity(_floats(u0), _floats(u1), _floats(v0), float(dt), v1)
         return v1
 
     def _chart_form(self, R0: np.ndarray, q0: np.ndarray, z: np.ndarray, za: np.ndarray, zb: np.ndarray
@@ -342,11 +340,11 @@ class FloatingFrameMass3D:
         (:meth:`chart_increment`), with F . z1 = T1 - T0 exactly (T1 with :meth:`mid_point_velocity`),
         and dF/dz1 (n_el, n_x, n_x) (None without ``tangent``); ``stretch0`` is not used. Compiled
         kernel; :meth:`reference_mid_point_inertia` is its specification."""
-        f = self.fields
         F, J = _outputs(u1, tangent)
-        _kernels3d().mid_point_inertia(f.G, *self._terms, self.weights, self._correction_floor,
-                                       _floats(exp_map(u0[:, 3:6])), _floats(u0[:, 6:]), _floats(v0),
-                                       _floats(self.chart_increment(u0, u1)), float(dt), F, J, tangent)
+        index, value, entry_z, entry_w = self._terms
+        _kernels3d().mid_point_inertia(self.fields.G, index, value, entry_z, entry_w, self.weights,
+                                       self._correction_floor, _floats(u0), _floats(u1), _floats(v0), float(dt), F, J,
+                                       tangent)
         return F, (J if tangent else None)
 
     def reference_mid_point_inertia(self, u0: np.ndarray, u1: np.ndarray, v0: np.ndarray, dt: float,
