@@ -24,10 +24,15 @@
    With ``--exudyn PYTHON`` (an interpreter of an environment with Exudyn, e.g. one made by
    ``python3 -m venv /work/exudyn_venv && /work/exudyn_venv/bin/pip install exudyn numpy``; never a
    dependency of flexmb) the peers' script ``spinup_simo.py --element geb2d --elements N --dt 0.01
-   --tend 1.0`` runs in a child process for the same N (``--peers DIR``, default
+   --tend 1.0 --newtonatol ATOL`` runs in a child process for the same N (``--peers DIR``, default
    ``/work/shared/peers``); its own ``wall_s`` (``mbs.SolveDynamic`` alone, median of
    ``--exudyn-repeat`` runs), Newton iterations, Jacobians and whether it reached 1 s are printed
-   next to flexmb's. A failed Exudyn run's time covers only the steps it took.
+   next to flexmb's, with both codes' lateral tip deflection at the end (they agree to 4 digits).
+   A failed Exudyn run's time covers only the steps it took. ``--exudyn-atol`` (N, default 1e-3):
+   with the peers' default 1e-5 N, Exudyn stops at 0.13 / 0.08 / 0.05 s for 256 / 1024 / 4096
+   elements (its residual's round-off floor lies above 1e-5 N there); with 1e-3 N every size
+   reaches 1 s with one Jacobian for the run, the same tip deflection at 16-64 elements as with
+   1e-5 N to 1e-9 m.
 
 2. flexmb alone on larger models, a few steps each (``--big-steps``, default 2): a grillage of
    ``Beam3D`` elements (a square grid in the x-y plane clamped along x = 0, falling under gravity,
@@ -50,12 +55,15 @@ for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse
 import json
+import math
 import resource
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from typing import Callable
 
 import numpy as np
 
@@ -77,14 +85,16 @@ DT, STEPS = 0.01, 100                          # s, steps of the spin-up runs (t
 
 
 # ------------------------------------------------------------------ models
-def spin_up(n_elements: int) -> fm.Assembly:
-    """Simo's spin-up beam with n cubic-mass Beam2D elements (validation case spin-up-simo)."""
-    from flexmb.validation.spin_up import build
+def spin_up(n_elements: int) -> tuple[fm.Assembly, Callable[[fm.TimeHistory], float]]:
+    """Simo's spin-up beam with n cubic-mass Beam2D elements (validation case spin-up-simo) and the
+    function giving a history's lateral tip deflection (m) at its end."""
+    from flexmb.validation.spin_up import build, tip_deflection
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "validation"))
     from spin_up_simo import PARAMETERS
 
-    return build(PARAMETERS, n_elements)[0]
+    asm, nodes = build(PARAMETERS, n_elements)
+    return asm, lambda h: float(tip_deflection(PARAMETERS, np.array(h.t[-1:]), h.positions()[-1:, nodes[-1]])[0])
 
 
 def grillage(n_dof: float) -> fm.Assembly:
@@ -115,8 +125,10 @@ def plate(n_dof: float) -> fm.Assembly:
 
 
 # -------------------------------------------------------------- measuring
-def measure(label: str, asm: fm.Assembly, dt: float, steps: int, repeat: int) -> dict:
-    """Run ``steps`` steps from rest after a one-step warm-up; the totals and the split (s per step)."""
+def measure(label: str, asm: fm.Assembly, dt: float, steps: int, repeat: int,
+            tip: Callable[[fm.TimeHistory], float] | None = None) -> dict:
+    """Run ``steps`` steps from rest after a one-step warm-up; the totals and the split (s per step);
+    with ``tip``, the run's tip deflection at its end (m)."""
     kw = dict(progress=False, keep_newton_logs=True)
     fm.integrate(asm, dt, dt, **kw)                                 # warm-up: kernels compiled or loaded
     wall, cpu = time.perf_counter(), time.process_time()
@@ -132,6 +144,8 @@ def measure(label: str, asm: fm.Assembly, dt: float, steps: int, repeat: int) ->
     row = {"model": label, "unknowns": asm.n_free, "steps": len(logs), "wall": wall * per, "cpu": cpu * per,
            "its": iterations * per, "LU": factorizations * per,
            "maxrss_MB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0}
+    if tip is not None:
+        row["tip"] = tip(h)
 
     scheme = MidPoint(asm)
     s = scheme.initial_state(h.t[-2], h.u[-2], h.v[-2])
@@ -155,18 +169,19 @@ def measure(label: str, asm: fm.Assembly, dt: float, steps: int, repeat: int) ->
     return row
 
 
-def exudyn(python: str, peers: Path, n_elements: int, repeat: int) -> dict:
-    """The peers' Exudyn spin-up (geb2d, dt 0.01 s, 1 s): median wall_s of ``repeat`` child runs."""
+def exudyn(python: str, peers: Path, n_elements: int, repeat: int, atol: float) -> dict:
+    """The peers' Exudyn spin-up (geb2d, dt 0.01 s, 1 s, Newton's absolute residual tolerance
+    ``atol`` in N): median wall_s of ``repeat`` child runs."""
     runs = []
     for _ in range(repeat):
         out = subprocess.run([python, str(peers / "spinup_simo.py"), "--element", "geb2d", "--elements",
-                              str(n_elements), "--dt", str(DT), "--tend", str(DT * STEPS)],
+                              str(n_elements), "--dt", str(DT), "--tend", str(DT * STEPS), "--newtonatol", str(atol)],
                              capture_output=True, text=True, cwd=peers, check=False)
         runs.append(json.loads(out.stdout.strip().splitlines()[-1]))      # the last line is the JSON
     last = runs[-1]
     return {"wall": statistics.median(r["wall_s"] for r in runs), "success": last["success"],
             "t_reached": last.get("t_reached", DT * STEPS), "iterations": last["newton_iterations"],
-            "jacobians": last["jacobians"], "dof": last["dof"]}
+            "jacobians": last["jacobians"], "dof": last["dof"], "tip": last["tip_deflection_end"]}
 
 
 # --------------------------------------------------------------- printing
@@ -177,7 +192,7 @@ def print_rows(rows: list[dict], peers: dict[int, dict] | None = None, memory: b
     head = (f"{'model':>18s} {'unknowns':>9s} {'s/step':>9s} {'CPU/step':>9s} {'its/step':>8s} {'LU/step':>7s} "
             f"{'s/it':>9s} {'us/unk/step':>11s} | CPU ms/step: " + " ".join(f"{p:>11s}" for p in PARTS))
     if peers:
-        head += " | Exudyn: s/step  its  jac  reached  ratio"
+        head += " | Exudyn: s/step  its  jac  reached  ratio | tip at end (m): flexmb     Exudyn"
     if memory:
         head += " | maxrss MB"
     print(head)
@@ -190,7 +205,8 @@ def print_rows(rows: list[dict], peers: dict[int, dict] | None = None, memory: b
             e = peers[r["n"]]
             steps = max(1, round(e["t_reached"] / DT))
             line += (f" | {' ' * 7}{e['wall'] / steps:9.2e} {e['iterations']:4d} {e['jacobians']:4d} "
-                     f"{e['t_reached']:6.2f} s {r['wall'] / (e['wall'] / steps):6.2f}")
+                     f"{e['t_reached']:6.2f} s {r['wall'] / (e['wall'] / steps):6.2f} | "
+                     f"{' ' * 15}{r.get('tip', math.nan):11.4e} {e['tip']:11.4e}")
         if memory:
             line += f" | {r['maxrss_MB']:9.0f}"
         print(line, flush=True)
@@ -203,6 +219,8 @@ def main() -> None:
     parser.add_argument("--exudyn", default=None, help="python of an environment with Exudyn")
     parser.add_argument("--peers", type=Path, default=Path("/work/shared/peers"))
     parser.add_argument("--exudyn-repeat", type=int, default=3)
+    parser.add_argument("--exudyn-atol", type=float, default=1e-3,
+                        help="Exudyn's absolute Newton tolerance (N); its default 1e-5 fails from 256 elements")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--big-sizes", type=float, nargs="*", default=[1e4, 1e5])
     parser.add_argument("--huge", action="store_true", help="add 1e6 unknowns to the Beam3D and shell models")
@@ -220,11 +238,12 @@ def main() -> None:
     sizes = [] if args.skip_spin_up else args.sizes + ([args.largest] if args.largest else [])
     rows, peers = [], {}
     for n in sizes:
-        row = measure(f"spin-up {n}", spin_up(n), DT, STEPS, args.repeat)
+        asm, tip = spin_up(n)
+        row = measure(f"spin-up {n}", asm, DT, STEPS, args.repeat, tip)
         row["n"] = n
         rows.append(row)
         if args.exudyn:
-            peers[n] = exudyn(args.exudyn, args.peers, n, args.exudyn_repeat)
+            peers[n] = exudyn(args.exudyn, args.peers, n, args.exudyn_repeat, args.exudyn_atol)
     if rows:
         print_rows(rows, peers if args.exudyn else None)
     print("s/step, s/it, us/unk/step: wall (s/it and us from CPU); parts: CPU, timed alone on the last step's state "
