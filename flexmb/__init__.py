@@ -24,7 +24,7 @@ _PROVIDERS: dict[str, tuple[str, ...]] = {
     "flexmb.assembly": ("Assembly",),
     "flexmb.checks": ("FlexmbWarning", "KeywordError", "UserFunctionError"),
     "flexmb.dofs": ("DofMap",),
-    "flexmb.elements": ("Beam2D", "Beam3D", "ElementGroup", "Shell3", "Truss"),
+    "flexmb.elements": ("Beam2D", "Beam3D", "ElementGroup", "Shell3", "Solid", "Truss"),
     "flexmb.integrators": ("BranchChangeError", "NewtonSettings", "TimeHistory", "TimeIntegrationError", "integrate"),
     "flexmb.integrators.partitioned": ("ClosingVariant", "PartitionedRun", "integrate_closing",
                                        "integrate_partitioned"),

@@ -40,6 +40,7 @@ from flexmb.elements.beam2d import Beam2D
 from flexmb.elements.beam3d import Beam3D
 from flexmb.elements.dof_names import ROTATION_NAMES, TRANSLATION_NAMES
 from flexmb.elements.shell3 import Shell3
+from flexmb.elements.solid import Solid
 from flexmb.elements.truss import Truss
 from flexmb.io.shell_mesh import orientation
 from flexmb.model_forces import ForceElements
@@ -145,7 +146,8 @@ class Model(ForceElements):
         ``ux uy uz`` (+ ``rx ry rz``) on nodes of beams, shells and bodies)
     Elements (co-rotational, one group per call, properties per element or one for all)
         :meth:`add_truss`, :meth:`add_beam2d`, :meth:`add_beam3d`, :meth:`add_shell`,
-        :meth:`add_group` (a group built by hand)
+        :meth:`add_solid` (linear tetrahedra and hexahedra, small strain), :meth:`add_group` (a group
+        built by hand)
     Supports and prescribed motion
         :meth:`fix` (all or some DOFs of a node), :meth:`prescribe` (a DOF's value, constant
         or f(t))
@@ -409,6 +411,32 @@ class Model(ForceElements):
         name = "shell" if name is None else name
         return self.add_group(Shell3(connectivity, E, nu, thickness, rho=rho, membrane=membrane, mass=mass,
                                      name=name))
+
+    @keywords_listed
+    def add_solid(self, cells: np.ndarray, E: float | np.ndarray, nu: float | np.ndarray,
+                  rho: float | np.ndarray = 0.0, kind: str | None = None, name: str | None = None) -> Solid:
+        """Add a group of isotropic linear elastic solids (:class:`~flexmb.elements.solid.Solid`,
+        3D models, small strain); returns it.
+
+        Parameters
+        ----------
+        cells : (n_el, n_nodes) node indices of each cell in VTK (meshio) order.
+        E : Young's modulus (Pa), a number or one per element (n_el,).
+        nu : Poisson's ratio (-), in (-1, 0.5), a number or one per element.
+        rho : density (kg/m^3), a number or one per element; default 0.
+        kind : ``"tet4"``, ``"tet10"`` or ``"hex8"``; default from the nodes per cell (4, 10, 8).
+        name : the group's name, default ``"solid"``.
+
+        Solid nodes carry ``ux uy uz`` only; on nodes shared with beams or shells the rotations
+        are those elements' alone. An inverted or degenerate cell is a ModelError naming it.
+        """
+        if self.dim != 3:
+            raise ModelError(f"add_solid needs a 3D model, this one is {self.dim}D")
+        group = Solid(cells, E, nu, rho=rho, kind=kind, name="solid" if name is None else name)
+        conn = group.connectivity
+        if conn.min() >= 0 and conn.max() < self.n_nodes:         # else add_group names the bad node
+            group.check_geometry(self.coordinates[conn])
+        return self.add_group(group)
 
     # ------------------------------------------------------- supports/motion
     @keywords_listed

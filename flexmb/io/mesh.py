@@ -91,14 +91,13 @@ class Mesh:
         return f"element sets: {elements}; node sets: {nodes}"
 
 
-def read_mesh(path: str | Path) -> Mesh:
-    """Read the points and named sets of a mesh file through meshio (see the module docstring).
-
-    Raises FileNotFoundError if ``path`` does not exist and ModelError (a ValueError) naming the
-    file if it is a folder, empty, or a file meshio cannot read (with meshio's reason).
-    """
+def read_with_meshio(path: str | Path, caller: str) -> "meshio.Mesh":
+    """The meshio mesh of the file ``path``, read for the function named ``caller`` (its error
+    messages name both). Raises FileNotFoundError if ``path`` does not exist and ModelError (a
+    ValueError) naming the file if it is a folder, empty, or a file meshio cannot read (with
+    meshio's reason); what meshio prints while reading becomes one warning."""
     if not isinstance(path, (str, Path)):
-        raise ModelError(f"read_mesh: path must be the name of a mesh file (str or pathlib.Path), got {path!r} "
+        raise ModelError(f"{caller}: path must be the name of a mesh file (str or pathlib.Path), got {path!r} "
                          f"({type(path).__name__})")
     path = Path(path)
     if path.is_dir():
@@ -123,7 +122,18 @@ def read_mesh(path: str | Path) -> Mesh:
         reason = said if isinstance(exc, SystemExit) else f"{type(exc).__name__}: {exc}"
         raise ModelError(f"mesh file {path}: meshio cannot read it ({reason})") from exc
     if chatter.getvalue().strip():
-        warnings.warn(f"meshio reading {path}: {chatter.getvalue().strip()}", stacklevel=2)
+        warnings.warn(f"meshio reading {path}: {chatter.getvalue().strip()}", stacklevel=3)
+    return raw
+
+
+def read_mesh(path: str | Path) -> Mesh:
+    """Read the points and named sets of a mesh file through meshio (see the module docstring).
+
+    Raises FileNotFoundError if ``path`` does not exist and ModelError (a ValueError) naming the
+    file if it is a folder, empty, or a file meshio cannot read (with meshio's reason).
+    """
+    raw = read_with_meshio(path, "read_mesh")
+    path = Path(path)
     points = np.zeros((len(raw.points), 3))
     points[:, :raw.points.shape[1]] = raw.points
 
