@@ -1,7 +1,8 @@
 """Results out: the deformed configuration per step as VTU files (+ a ParaView .pvd) or one XDMF series.
 
 Every written step is a mesh of the elements of all groups in group order: a "line" cell per bar or
-beam element and a "triangle" cell per shell element (the mid-surface), consecutive groups of one
+beam element, a "triangle" cell per shell element (the mid-surface) and a "tetra", "tetra10" or
+"hexahedron" cell per solid element (tet4, tet10, hex8; VTK node order), consecutive groups of one
 cell type in one cell block, with
 
 * point data, (n_nodes, 3) each, 2D results padded with zeros: ``displacement`` (m),
@@ -18,7 +19,8 @@ cell type in one cell block, with
 
 Modal bodies (:class:`~flexmb.results.ModalMesh`, 2D or 3D): after the model's nodes come the
 points of every modal body's FE mesh at their recovered positions x_i = r + R (X_i + Phi_i q)
-(R = A(theta) in 2D, exp(hat(psi)) in 3D), and after the model's elements its lines and triangles.
+(R = A(theta) in 2D, exp(hat(psi)) in 3D), and after the model's elements its lines and triangles
+(a body of solid elements: the triangles of its boundary surface).
 On those points ``displacement`` is x_i minus the reference (frame node + X_i), ``velocity``
 dx_i/dt, ``rotation`` / ``angular_velocity`` those of the body frame (2D: (0, 0, theta); 3D: the
 rotation vector psi and the spatial angular velocity), the reactions zero; on those cells the
@@ -66,11 +68,13 @@ from xml.etree import ElementTree as ET
 
 import numpy as np
 
+from flexmb.elements.solid_shapes import NODES
 from flexmb.io.guarded_file import FaultGuard
 from flexmb.io.result_file import failure_reason
+from flexmb.io.solid_mesh import MESHIO_KINDS
 from flexmb.model import ModelError
 from flexmb.multibody.body_shapes import body_points
-from flexmb.results import ModelLayout, Result
+from flexmb.results import GroupLayout, ModelLayout, Result
 
 
 def step_mesh_data(result: Result, step: int) -> tuple[np.ndarray, list[tuple[str, np.ndarray]],
@@ -172,6 +176,7 @@ def write_vtu_series(result: Result, folder: str | Path, name: str = "result", e
     import meshio
 
     steps = _written_steps(result, every)
+    _cells(result.layout)                       # an element group it cannot write: nothing is written
     folder = Path(folder)
     if folder.exists() and not folder.is_dir():
         raise NotADirectoryError(f"{folder} is a file, not a folder for the VTU series")
@@ -215,6 +220,7 @@ def write_xdmf(result: Result, path: str | Path, every: int = 1, overwrite: bool
     """
     steps = _written_steps(result, every)
     layout = _checked_layout(result)
+    cells = _cells(layout)                      # an element group it cannot write: nothing is written
     path = Path(path).resolve()
     if path.suffix.lower() not in (".xdmf", ".xmf"):
         raise ValueError(f"{path}: an XDMF file needs the suffix .xdmf (or .xmf)")
@@ -222,7 +228,6 @@ def write_xdmf(result: Result, path: str | Path, every: int = 1, overwrite: bool
     check_outputs([path, heavy], result, overwrite)
     with _staged([path, heavy], path, "xdmf") as (staged, staged_heavy):
         writer = _xdmf_writer(staged, staged_heavy, path)
-        cells = _cells(layout)
         try:
             with writer:
                 writer.write_points_cells(_reference_points(layout), cells)
@@ -343,12 +348,13 @@ def _xdmf_writer(path: Path, heavy: Path, target: Path):
     The heavy data is written through a :class:`~flexmb.io.guarded_file.FaultGuard`, so that a
     failed write (disk full) never reaches HDF5 (h5py then cannot close the file, and the
     interpreter can crash at exit); ``check`` raises it as an :class:`ExportError`. The writer
-    writes a model of beams and shells (line and triangle blocks, an XDMF "Mixed" topology)
-    itself: meshio 5.3 fails on line cells in a Mixed topology (it tries to put the polyline's
-    node count into the line array in place)."""
+    writes a model of several cell types (an XDMF "Mixed" topology) itself: meshio 5.3 fails on
+    line cells in a Mixed topology (it tries to put the polyline's node count into the line
+    array in place)."""
     import h5py
     import meshio
     from meshio._common import write_xml
+    from meshio.xdmf.common import meshio_type_to_xdmf_index
 
     class MixedTopologyWriter(meshio.xdmf.TimeSeriesWriter):
         def __enter__(self) -> "MixedTopologyWriter":
@@ -380,9 +386,11 @@ def _xdmf_writer(path: Path, heavy: Path, target: Path):
             if len(cells) == 1:
                 super().cells(cells, grid)
                 return
-            # per cell: the XDMF type (Polyline 2, followed by its node count 2; Triangle 4), its nodes
+            # per cell: the XDMF type number (Polyline 2, followed by its node count 2; Triangle 4;
+            # Tetrahedron 6; Hexahedron 9; Tetrahedron_10 38), its nodes
             rows = [np.column_stack([np.full((len(block), 2), 2), block]) if kind == "line"
-                    else np.column_stack([np.full(len(block), 4), block]) for kind, block in cells]
+                    else np.column_stack([np.full(len(block), meshio_type_to_xdmf_index[kind]), block])
+                    for kind, block in cells]
             data = np.concatenate([r.ravel() for r in rows]).astype(np.int64)
             topology = ET.SubElement(grid, "Topology", TopologyType="Mixed",
                                      NumberOfElements=str(sum(len(block) for _, block in cells)))
@@ -401,25 +409,48 @@ def split_cell_data(cell_data: dict[str, np.ndarray], cells: list[tuple[str, np.
     return {name: np.split(values, ends) for name, values in cell_data.items()}
 
 
+#: meshio cell type of each solid kind (VTK node order in both)
+SOLID_CELL_TYPES = {kind: cell_type for cell_type, kind in MESHIO_KINDS.items()}
+
+
+def _group_cell_type(group: GroupLayout) -> str:
+    """meshio cell type of a group's elements: "line" (bars, beams; one-node groups come as
+    zero-length lines), "triangle" (shells), "tetra", "tetra10" or "hexahedron" (solids, from
+    the solid's kind); ModelError naming the group for anything else."""
+    width = group.connectivity.shape[1]
+    if group.is_solid:
+        cell_type = SOLID_CELL_TYPES.get(group.solid_kind)
+        if cell_type is not None and width == NODES[group.solid_kind]:
+            return cell_type
+        raise ModelError(f"element group {group.name!r} ({group.kind}): cannot export solid cells of kind "
+                         f"{group.solid_kind!r} with {width} nodes each (known: "
+                         + ", ".join(f"{k} with {NODES[k]}" for k in SOLID_CELL_TYPES) + ")")
+    if width in (2, 3):
+        return "line" if width == 2 else "triangle"
+    raise ModelError(f"element group {group.name!r} ({group.kind}): cannot export elements of {width} nodes "
+                     "that are not solids; VTU and XDMF cells are lines (2 nodes), triangles (3) and "
+                     "solids (tet4, tet10, hex8)")
+
+
 def _cells(layout: ModelLayout) -> list[tuple[str, np.ndarray]]:
-    """meshio cell blocks of every group's elements in group order, "line" (n, 2) for bars and
-    beams and "triangle" (n, 3) for shells, then every modal body's FE lines and triangles (its
-    points numbered after the model's nodes, :func:`_reference_points`), consecutive parts of one
-    type in one block, then every rigid body's faces as triangles (its shape's points after the
-    modal meshes'); [] for a model without elements or bodies."""
-    parts = [g.connectivity for g in layout.groups]
+    """meshio cell blocks of every group's elements in group order (:func:`_group_cell_type`:
+    "line" (n, 2) for bars and beams, "triangle" (n, 3) for shells, "tetra" (n, 4), "tetra10"
+    (n, 10) or "hexahedron" (n, 8) for solids), then every modal body's FE lines and triangles
+    (its points numbered after the model's nodes, :func:`_reference_points`), consecutive parts
+    of one type in one block, then every rigid body's faces as triangles (its shape's points
+    after the modal meshes'); [] for a model without elements or bodies."""
+    parts = [(_group_cell_type(g), g.connectivity) for g in layout.groups]
     start = layout.n_nodes
     for mesh in layout.modal_meshes:
-        parts += [start + mesh.lines, start + mesh.triangles]
+        parts += [("line", start + mesh.lines), ("triangle", start + mesh.triangles)]
         start += mesh.n_points
     for body in layout.bodies:
-        parts.append(start + body.shape.triangles())
+        parts.append(("triangle", start + body.shape.triangles()))
         start += len(body.shape.points)
     blocks: list[tuple[str, list[np.ndarray]]] = []
-    for cells in parts:
+    for kind, cells in parts:
         if not len(cells):
             continue
-        kind = "triangle" if cells.shape[1] == 3 else "line"
         if blocks and blocks[-1][0] == kind:
             blocks[-1][1].append(cells)
         else:

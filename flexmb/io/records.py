@@ -13,6 +13,8 @@ import numpy as np
 
 from flexmb.checks import ModelError
 from flexmb.elements.dof_names import ROTATION_NAMES, TRANSLATION_NAMES
+from flexmb.elements.solid import Solid
+from flexmb.io.solid_faces import boundary_faces, face_triangles
 from flexmb.model_digest import model_digest
 from flexmb.sensors import Sensor, check_sensors
 
@@ -25,10 +27,13 @@ if TYPE_CHECKING:
 class GroupLayout:
     """One element group as post-processing sees it.
 
-    ``connectivity`` holds 2 nodes per element for bars and beams (drawn and exported as lines)
-    and 3 for shells (triangles). ``section`` describes the drawn cross-section of a line
-    element: ``{"shape": "box", "width": b, "height": h}`` (b along the section's y axis, h along
-    z, m) or ``{"shape": "tube", "radius": r}``; shells have ``{"shape": "surface"}``.
+    ``connectivity`` holds 2 nodes per element for bars and beams (drawn and exported as lines),
+    3 for shells (triangles) and 4, 10 or 8 for solids (tetrahedra, hexahedra; VTK order).
+    ``section`` describes the drawn cross-section of a line element:
+    ``{"shape": "box", "width": b, "height": h}`` (b along the section's y axis, h along z, m) or
+    ``{"shape": "tube", "radius": r}``; shells have ``{"shape": "surface"}``, solids
+    ``{"shape": "solid", "cell": kind}`` with the solid's kind ``"tet4"``, ``"tet10"`` or ``"hex8"``
+    (drawn as their boundary surface, exported as volume cells).
     ``frames`` (n_el, 3, 3) are the reference section frames (columns e_x, e_y, e_z) of 3D
     beams, None otherwise; ``thickness`` (n_el,) in m that of shells, None otherwise. Element
     outputs are (n_el,) per step, or (n_el, k) for vector outputs such as a shell's
@@ -37,7 +42,7 @@ class GroupLayout:
 
     name: str
     kind: str                                   # element class name: Truss, Beam2D, Beam3D, Shell3
-    connectivity: np.ndarray                    # (n_el, 2) lines or (n_el, 3) triangles
+    connectivity: np.ndarray                    # (n_el, 2) lines, (n_el, 3) triangles, (n_el, 4|10|8) solids
     section: dict[str, Any]
     frames: np.ndarray | None = None            # (n_el, 3, 3)
     outputs: dict[str, str] = field(default_factory=dict)   # element output name -> unit
@@ -50,8 +55,18 @@ class GroupLayout:
 
     @property
     def is_surface(self) -> bool:
-        """Whether the elements are triangles (shells) rather than lines (bars, beams)."""
-        return self.connectivity.shape[1] == 3
+        """Whether the elements are triangles (shells) rather than lines (bars, beams) or solids."""
+        return self.connectivity.shape[1] == 3 and not self.is_solid
+
+    @property
+    def solid_kind(self) -> str | None:
+        """The solid's kind (``"tet4"``, ``"tet10"``, ``"hex8"``) of a solid group, else None."""
+        return self.section.get("cell") if self.section.get("shape") == "solid" else None
+
+    @property
+    def is_solid(self) -> bool:
+        """Whether the elements are solids (tetrahedra, hexahedra)."""
+        return self.solid_kind is not None
 
 
 @dataclass
@@ -63,9 +78,11 @@ class ModalMesh:
 
     ``positions`` X_i (n_b, dim) are the body-frame reference positions of its FE nodes (m),
     ``basis`` Phi_i (n_b, dim, n_m) the translation rows of its mode basis (m per kg^1/2 m of q),
-    ``lines`` (n_l, 2) and ``triangles`` (n_t, 3) the FE model's bars/beams and shells (indices
-    into its nodes), ``frame_node`` the node of the main model carrying the body frame,
-    ``dofs`` (n_m,) the global indices of q, ``section`` the drawn section of its lines.
+    ``lines`` (n_l, 2) and ``triangles`` (n_t, 3) (indices into its nodes) the FE model's
+    bars/beams and its shells, then the boundary surface of its solids
+    (:func:`~flexmb.io.solid_faces.boundary_faces`, a hexahedron's face as two triangles),
+    ``frame_node`` the node of the main model carrying the body frame, ``dofs`` (n_m,) the global
+    indices of q, ``section`` the drawn section of its lines.
     ``frames`` (n_l, 3, 3), 3D only, are the lines' reference section frames in body axes (columns
     e_x, e_y, e_z; those of the FE model's 3D beams, NaN for lines without a section frame such as
     trusses), so that a drawn box section turns with the body; None in 2D and in files written
@@ -89,7 +106,10 @@ class ModalMesh:
         dim = fe_model.dim
         # one-node groups of the FE model (springs to the ground) have nothing to draw
         lines = [g for g in fe_model.groups if g.n_nodes == 2]
-        triangles = [g.connectivity for g in fe_model.groups if g.n_nodes == 3]
+        triangles = [g.connectivity for g in fe_model.groups if g.n_nodes == 3 and not isinstance(g, Solid)]
+        solids = [(g.kind, g.connectivity) for g in fe_model.groups if isinstance(g, Solid)]
+        if solids:                          # drawn and exported as their outer surface
+            triangles.append(face_triangles(boundary_faces(solids)[0])[0])
         section = lines[0].drawn_section(fe_model.coordinates[lines[0].connectivity],
                                          fe_model.characteristic_length) if lines else {"shape": "surface"}
         frames = None
@@ -147,12 +167,14 @@ class ModelLayout:
         for g in model.groups:
             Xe = X[g.connectivity]
             frames = g.section_frames(Xe) if hasattr(g, "section_frames") else None
-            if g.n_nodes == 3:                      # shells: a surface with a thickness
+            if isinstance(g, Solid):                # the kind (hence the cell type) travels in the section
+                section, thickness = {"shape": "solid", "cell": g.kind}, None
+            elif g.n_nodes == 3:                    # shells: a surface with a thickness
                 section, thickness = {"shape": "surface"}, np.broadcast_to(g.thickness, (g.n_elements,)).copy()
             else:
                 section, thickness = g.drawn_section(Xe, model.characteristic_length), None
             # a one-node group (springs, bushings to the ground) is drawn and exported as lines of
-            # zero length at its nodes: post-processing knows lines and triangles only
+            # zero length at its nodes: post-processing knows lines, triangles and solids only
             conn = np.repeat(g.connectivity, 2, axis=1) if g.n_nodes == 1 else g.connectivity.copy()
             modal = floating_frame is not None and isinstance(g, floating_frame.ModalBody)
             mesh = ModalMesh.from_body(g, asm.dofs.internal_dofs(g)) if modal else None

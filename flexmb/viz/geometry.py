@@ -12,7 +12,11 @@ against the Hermite tangent. Trusses are straight tubes, point masses spheres (s
 moved with their node, x = x_c + R P. Sections are a
 box (width along the section y axis, height along z) or a 12-sided tube. Shells are their
 mid-surface: one flat triangle per element through the current node positions (elements of a
-group share their nodes' points, so shading is smooth across them). A modal body is its FE mesh
+group share their nodes' points, so shading is smooth across them). Solids are their boundary
+surface (:func:`~flexmb.io.solid_faces.boundary_faces`: the faces used by one element only, over
+all solid groups together, so faces between two groups are left out): flat triangles through the
+current corner nodes (a hexahedron's face as two; a tet10's mid-side nodes are not drawn), each
+taking the colour of its element. A modal body is its FE mesh
 at the recovered positions (:meth:`~flexmb.results.ModelLayout.modal_mesh_positions`): straight
 tubes or boxes along its lines (in 3D a box keeps its reference section frame turned with the
 body frame), flat triangles.
@@ -29,6 +33,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from flexmb.checks import ModelError
+from flexmb.elements.solid_shapes import NODES
+from flexmb.io.solid_faces import FACES, boundary_faces, face_triangles
 from flexmb.multibody.body_shapes import body_points
 from flexmb.results import GroupLayout, ModelLayout
 from flexmb.rotations import exp_map, log_map
@@ -49,7 +56,7 @@ class Surface:
     from element ``cell_element`` of group ``cell_group`` (group -1: point mass number
     ``cell_element``; group -2: rigid body number ``cell_element`` of the layout's bodies). Every
     point lies between the nodes ``point_nodes`` (n_points, 2), at the fraction ``point_weight``
-    from the first to the second (0 at a point mass's, a body's or a shell's node).
+    from the first to the second (0 at a point mass's, a body's, a shell's or a solid's node).
     """
 
     points: np.ndarray            # (n_points, 3), m
@@ -151,11 +158,37 @@ def beam_centrelines(layout: ModelLayout, group: GroupLayout, x: np.ndarray, R: 
 def centrelines(layout: ModelLayout, u: np.ndarray, n_sub: int = 8) -> list[np.ndarray]:
     """Drawn centreline of every group at the DOF vector u (n_dof,): one (n_el, n_s, 3) array per
     group, m; beams with n_s = n_sub points per element, trusses straight (n_s = 2), shells the
-    closed outline of each triangle (n_s = 4, the first node repeated)."""
+    closed outline of each triangle (n_s = 4, the first node repeated), solids the closed outlines
+    of their boundary faces (:func:`solid_boundary`; one row per face, n_s = 4 for tetrahedra,
+    5 for hexahedra)."""
     x, R = lift(layout.positions(u)), layout.rotation_matrices(u)
-    return [beam_centrelines(layout, g, x, R, np.linspace(0.0, 1.0, n_sub))[0] if _is_beam(g)
-            else x[g.connectivity[:, [0, 1, 2, 0]]] if g.is_surface
-            else x[g.connectivity] for g in layout.groups]
+    faces, face_group, _ = solid_boundary(layout)
+    out = []
+    for gi, g in enumerate(layout.groups):
+        if g.is_solid:
+            corners = faces[face_group == gi][:, :len(FACES[g.solid_kind][0])]        # (n_f, 3 or 4)
+            out.append(x[np.column_stack([corners, corners[:, 0]])])
+        elif _is_beam(g):
+            out.append(beam_centrelines(layout, g, x, R, np.linspace(0.0, 1.0, n_sub))[0])
+        else:
+            out.append(x[g.connectivity[:, [0, 1, 2, 0]]] if g.is_surface else x[g.connectivity])
+    return out
+
+
+def solid_boundary(layout: ModelLayout) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The boundary faces of all solid groups together (:func:`~flexmb.io.solid_faces.boundary_faces`):
+    node indices (n_f, 4) (-1 in column 3 of a triangle), the group (n_f,) and the element in it
+    (n_f,) of each face."""
+    solid = [gi for gi, g in enumerate(layout.groups) if g.is_solid]
+    for gi in solid:
+        g = layout.groups[gi]
+        if g.solid_kind not in FACES or g.connectivity.shape[1] != NODES[g.solid_kind]:
+            raise ModelError(f"element group {g.name!r}: cannot draw solid cells of kind {g.solid_kind!r} with "
+                             f"{g.connectivity.shape[1]} nodes each (known: "
+                             + ", ".join(f"{k} with {n}" for k, n in NODES.items()) + ")")
+    faces, block, element = boundary_faces([(layout.groups[gi].solid_kind, layout.groups[gi].connectivity)
+                                            for gi in solid])
+    return faces, np.asarray(solid, dtype=np.int64)[block], element
 
 
 def _is_beam(group: GroupLayout) -> bool:
@@ -233,13 +266,16 @@ def point_mass_radii(layout: ModelLayout, scale: float = 1.0) -> np.ndarray:
 def structure_surface(layout: ModelLayout, u: np.ndarray, n_sub: int = 8, point_mass_scale: float = 1.0) -> Surface:
     """The drawn structure at the DOF vector u (n_dof,): beams as swept sections along their
     Hermite centrelines with ``n_sub`` (>= 2) sections per element, trusses as straight tubes,
-    shells as their mid-surface triangles, point masses as spheres (radii times
-    ``point_mass_scale``; 0 hides them), rigid bodies as their shapes."""
+    shells as their mid-surface triangles, solids as their boundary surface in triangles
+    (:func:`solid_boundary`), point masses as spheres (radii times ``point_mass_scale``; 0 hides
+    them), rigid bodies as their shapes."""
     if n_sub < 2:
         raise ValueError(f"n_sub must be at least 2 (sections per element), got {n_sub}")
     x, R = lift(layout.positions(u)), layout.rotation_matrices(u)
     parts = []                  # (points, cell blocks, cell group, cell element, point nodes, weights)
     for gi, g in enumerate(layout.groups):
+        if g.is_solid:
+            continue                            # all solid groups at once below: faces between them are inside
         if g.is_surface:
             parts.append(_mid_surface(g, x, gi))
             continue
@@ -256,6 +292,8 @@ def structure_surface(layout: ModelLayout, u: np.ndarray, n_sub: int = 8, point_
         point_el = np.repeat(np.arange(g.n_elements), len(s) * len(outline))
         weight = np.tile(np.repeat(s, len(outline)), g.n_elements)
         parts.append((points, blocks, np.full(len(elements), gi), elements, g.connectivity[point_el], weight))
+    if any(g.is_solid for g in layout.groups):
+        parts.append(_solid_surface(layout, x))
     modal = [gi for gi, g in enumerate(layout.groups) if g.modal_mesh is not None]
     start = layout.n_nodes
     for gi, x_b in zip(modal, layout.modal_mesh_positions(u)):
@@ -327,6 +365,16 @@ def _mid_surface(group: GroupLayout, x: np.ndarray, gi: int) -> tuple:
     nodes = np.unique(group.connectivity)                               # (n_p,) sorted
     triangles = np.searchsorted(nodes, group.connectivity)              # (n_el, 3) local points
     return (x[nodes], [triangles], np.full(group.n_elements, gi), np.arange(group.n_elements),
+            np.column_stack([nodes, nodes]), np.zeros(len(nodes)))
+
+
+def _solid_surface(layout: ModelLayout, x: np.ndarray) -> tuple:
+    """Part of a Surface for all solid groups at node positions x (n_nodes, 3): a point at each
+    node of their boundary faces, the faces as triangles, each cell from the face's element."""
+    faces, face_group, face_element = solid_boundary(layout)
+    triangles, face = face_triangles(faces)                             # (n_t, 3), (n_t,)
+    nodes = np.unique(triangles)                                        # (n_p,) sorted
+    return (x[nodes], [np.searchsorted(nodes, triangles)], face_group[face], face_element[face],
             np.column_stack([nodes, nodes]), np.zeros(len(nodes)))
 
 

@@ -3,8 +3,9 @@ exists): the deformed structure coloured by a quantity, mode shapes, and animati
 
 Beams are drawn as their section (box or tube) swept along the smooth deformed centreline of
 :mod:`flexmb.viz.geometry`, trusses as straight tubes, shells as their deformed mid-surface,
-point masses as spheres (``point_mass_scale`` scales them, 0 hides them), rigid bodies as their
-shapes moving with their node (a shape given to ``add_rigid_body``, else a link through the
+solids as their deformed boundary surface (faces of one element only), point masses as spheres
+(``point_mass_scale`` scales them, 0 hides them), rigid bodies as their shapes moving with their
+node (a shape given to ``add_rigid_body``, else a link through the
 body's joint points, see :mod:`flexmb.multibody.body_shapes`), modal bodies as their recovered
 FE mesh (``scale`` magnifies their frame motion and modal coordinates like any DOF). Colour
 quantities (:func:`quantities`): any element output of the result's groups (``N``, ``My1``, ``axial_strain``, ... constant on each
@@ -12,8 +13,8 @@ element; elements of groups without it are grey; a modal body's mesh takes its b
 as ``q1``), a component k of a vector output as ``name[k]`` (a shell's ``membrane_forces[0]`` is
 N_xx, ``[1]`` N_yy, ``[2]`` N_xy, likewise ``bending_moments``, in the element's co-rotated axes),
 and the nodal magnitudes ``displacement`` (m, from the reference configuration) and ``velocity``
-(m/s, dynamic results), interpolated along the elements and over the shell surfaces (a modal
-body's mesh: at its FE nodes).
+(m/s, dynamic results), interpolated along the elements and over the shell and solid surfaces
+(a modal body's mesh: at its FE nodes).
 
 Every picture carries an axes triad (x red, y green, z blue, lower left) and marks the supports
 (grey cones under nodes with prescribed DOFs and at joints to the ground, pointing at the node
@@ -266,8 +267,9 @@ def structure_mesh(layout: ModelLayout, u: np.ndarray, values: np.ndarray | list
                    n_sub: int = 8, point_mass_scale: float = 1.0) -> "pyvista.PolyData":
     """pyvista PolyData of the structure at the DOF vector u (n_dof,), points in m (2D models in
     the plane z = 0): beams as their section swept along the interpolated centreline with
-    ``n_sub`` sections per element, trusses as straight tubes, point masses as spheres (radii times
-    ``point_mass_scale``, 0 hides them), rigid bodies as their shapes.
+    ``n_sub`` sections per element, trusses as straight tubes, shells and solids as their
+    surfaces, point masses as spheres (radii times ``point_mass_scale``, 0 hides them), rigid
+    bodies as their shapes.
 
     ``values``: a list with one (n_el,) array per group (NaN allowed), stored as cell data
     ``"values"`` (point masses and rigid bodies NaN); or a (n_nodes + n_modal_points,) array (the modal bodies' FE
@@ -511,10 +513,11 @@ def render(result: Result, out: str | Path | None = None, step: int = -1, color:
     ``scale`` the largest drawn mode translation in m (default 10 % of the model size); for
     other results ``scale`` magnifies the drawn displacements and rotations (default 1, the
     true deformation; colours by ``displacement`` stay the true values).
-    ``show_reference`` adds the undeformed centrelines and shell triangle outlines (modes: the
-    reference state) as a thin grey wireframe. ``title`` defaults to :func:`default_title`. ``camera``: "iso" (3D
-    default), "xy" (2D default), "xz", "yz" or a pyvista camera position; the picture frames
-    ``plotter_bounds`` (xmin, xmax, ymin, ymax, zmin, zmax in m) if given, else the drawing.
+    ``show_reference`` adds the undeformed centrelines and the outlines of shell triangles and of
+    solids' boundary faces (modes: the reference state) as a thin grey wireframe. ``title``
+    defaults to :func:`default_title`. ``camera``: "iso" (3D default), "xy" (2D default), "xz",
+    "yz" or a pyvista camera position; the picture frames ``plotter_bounds`` (xmin, xmax, ymin,
+    ymax, zmin, zmax in m) if given, else the drawing.
     Supports, joints and an axes triad are marked (see the module docstring).
     ``point_mass_scale`` multiplies the point masses' sphere radii (0 hides them; rigid bodies are
     drawn as their shapes whatever it is).
