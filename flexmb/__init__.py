@@ -20,6 +20,7 @@ _PROVIDERS: dict[str, tuple[str, ...]] = {
     "flexmb.analysis.linearized": ("CampbellDiagram", "LinearModes", "LinearizedSystem", "campbell", "linearize",
                                    "relative_equilibrium"),
     "flexmb.analysis.modes": ("ModeCountError", "NaturalModes", "natural_modes", "system_matrices"),
+    "flexmb.analysis.state_space": ("FrequencyResponse", "StateSpaceModel"),
     "flexmb.analysis.statics": ("StaticPath", "load_control"),
     "flexmb.assembly": ("Assembly",),
     "flexmb.checks": ("FlexmbWarning", "KeywordError", "UserFunctionError"),

@@ -29,7 +29,8 @@ EXPECTED_CASES = {"bathe-pendulum", "free-flying-chain", "roll-up-2d", "roll-up-
                   "prestressed-column", "jeffcott-asymmetric", "gyroscopic-disc", "rotating-cantilever",
                   "spin-up-modal-simo", "spin-up-modal-kim-haug", "pendulum-chain-dissipation",
                   "spring-mass-damper", "pendulum-spring", "rayleigh-beam", "spin-up-modal-spatial",
-                  "spin-up-adaptive", "four-bar-flexible", "mechanism-equilibrium-start"}
+                  "spin-up-adaptive", "four-bar-flexible", "mechanism-equilibrium-start",
+                  "state-space-frf"}
 
 FAILING_CASE = '''"""A case that fails one check."""
 from flexmb.validation import CaseReport, Check

@@ -9,6 +9,7 @@ __getattr__, __dir__, _lazy_names = lazy_exports(__name__, {
     "flexmb.analysis.buckling": ("BucklingResult", "linear_buckling"),
     "flexmb.analysis.linearized": ("CampbellDiagram", "LinearModes", "LinearizedSystem", "campbell", "linearize",
                                    "relative_equilibrium"),
+    "flexmb.analysis.state_space": ("FrequencyResponse", "StateSpaceModel"),
     "flexmb.analysis.statics": ("StaticSolveError", "load_control"),
     "flexmb.results": ("StaticPath",),
 })

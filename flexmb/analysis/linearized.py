@@ -59,7 +59,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.linalg as sla
@@ -72,6 +72,9 @@ from flexmb.checks import (_check_assembly, _state_vector, deprecated_alias, dir
                             keywords_listed, methods_keywords_listed, real)
 from flexmb.model import Model, ModelError
 from flexmb.rotations import skew
+
+if TYPE_CHECKING:
+    from flexmb.analysis.state_space import StateSpaceModel
 
 #: a mode is stable if Re s <= STABLE_TOL * max|s| (round-off of a conservative system's zero real parts)
 STABLE_TOL = 1e-8
@@ -314,7 +317,7 @@ class LinearizedSystem:
 
     basis : (n_dof, n_red) reduced -> full DOFs (sparse selection of the free DOFs, or dense with joints).
     u, v, a : the state linearized about (n_dof,); multipliers : its joint multipliers (n_c,); spin : the
-    rotating frame or None.
+    rotating frame or None; assembly : the model's Assembly (names the DOFs of :meth:`state_space`).
     """
 
     M: np.ndarray
@@ -326,8 +329,18 @@ class LinearizedSystem:
     a: np.ndarray | None = None
     multipliers: np.ndarray = field(default_factory=lambda: np.zeros(0))
     spin: Spin | None = None
+    assembly: Assembly | None = field(default=None, repr=False)
 
     lam = deprecated_alias("multipliers", "LinearizedSystem.lam")
+
+    def state_space(self, inputs: Sequence[Any], outputs: Sequence[Any]) -> StateSpaceModel:
+        """First-order model z' = A z + B w, y = C z + D w, z = (x, x'), for named inputs (forces and
+        moments on node DOFs or rigid bodies) and outputs (node DOF displacements, velocities,
+        accelerations; sensors): :class:`~flexmb.analysis.state_space.StateSpaceModel`, see
+        :func:`flexmb.analysis.state_space.state_space`."""
+        from flexmb.analysis.state_space import state_space
+
+        return state_space(self, inputs, outputs)
 
     def eigen(self, n_modes: int | None = None, dense_limit: int = DENSE_LIMIT) -> LinearModes:
         """The n_modes first modes (all by default) by the ordering of :class:`LinearModes`.
@@ -426,9 +439,9 @@ def linearize(model: Model | Assembly, u: np.ndarray | None = None, v: np.ndarra
     M, C, K = _full_matrices(asm, u, v, a, t, lam, frame)
     select = sp.csr_matrix((np.ones(free.size), (free, np.arange(free.size))), shape=(asm.n_dof, free.size))
     if not G.shape[0]:
-        return LinearizedSystem(M, C, K, select, u, v, a, lam, frame)
+        return LinearizedSystem(M, C, K, select, u, v, a, lam, frame, asm)
     N = sla.null_space(G)                                               # (n_free, n_red), dense
-    return LinearizedSystem(N.T @ (M @ N), N.T @ (C @ N), N.T @ (K @ N), select @ N, u, v, a, lam, frame)
+    return LinearizedSystem(N.T @ (M @ N), N.T @ (C @ N), N.T @ (K @ N), select @ N, u, v, a, lam, frame, asm)
 
 
 def _full_matrices(asm: Assembly, u: np.ndarray, v: np.ndarray, a: np.ndarray, t: float, lam: np.ndarray,
