@@ -2,6 +2,9 @@
 
 * :mod:`flexmb.cms.component` -- :class:`Component` (a free sub-model with its interface DOFs)
   and :func:`components_from_groups`;
+* :mod:`flexmb.cms.imported` -- components from external K and M (Matrix Market files with a DOF map,
+  Abaqus coordinate format): :func:`read_component`, :func:`write_component`,
+  :func:`imported_component`, :func:`imported_modal_body`;
 * :mod:`flexmb.cms.reduction` -- :func:`free_interface` (free-interface modes with residual
   flexibility) and :func:`craig_bampton`, each returning a :class:`ReducedBasis`;
 * :mod:`flexmb.cms.synthesis` -- :func:`synthesize` giving a :class:`CmsModel` (T, S, reduced
@@ -31,6 +34,8 @@ from flexmb.lazy_exports import lazy_exports
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     "flexmb.cms.component": ("Component", "components_from_groups"),
+    "flexmb.cms.imported": ("MatrixGroup", "imported_component", "imported_modal_body", "read_abaqus_component",
+                            "read_component", "write_component"),
     "flexmb.cms.reduction": ("ReducedBasis", "craig_bampton", "free_interface"),
     "flexmb.cms.synthesis": ("CmsModel", "CmsModes", "synthesize"),
     "flexmb.cms.design": ("DesignVariable", "density_scale", "point_mass", "section_property", "spring",
