@@ -14,9 +14,9 @@ Conventions (also in the README):
 * A value given as a callable is a function of time ``t`` (s) in dynamics and of the load
   factor ``lam`` in statics; a plain number is constant in dynamics and scaled by the load
   factor in statics (proportional loading).
-* Distributed loads (:meth:`Model.add_pressure` on shells, :meth:`Model.add_edge_load`) are
-  dead: fixed in direction and size by the reference configuration, turned into nodal forces
-  once when they are added.
+* Distributed loads (:meth:`Model.add_pressure` and :meth:`Model.add_surface_load` on shells,
+  :meth:`Model.add_edge_load`) are dead: fixed in direction and size by the reference
+  configuration, turned into nodal forces once when they are added.
 
 Every method checks what it is given (:mod:`flexmb.checks`) and raises
 :class:`~flexmb.checks.ModelError` naming the item, its value and what is allowed; a function
@@ -150,14 +150,15 @@ class Model(ForceElements):
         built by hand)
     Supports and prescribed motion
         :meth:`fix` (all or some DOFs of a node), :meth:`prescribe` (a DOF's value, constant
-        or f(t))
+        or f(t)), :meth:`add_symmetry_plane` (the DOFs a plane of symmetry fixes)
     Masses
         :meth:`add_point_mass` (mass and rotary inertia at a node); element masses come with
         ``rho_A``, ``rho_I``, ``rho``
     Loads (numbers, or functions of t in dynamics / of the load factor in statics)
         :meth:`add_load` (a nodal force or moment on one DOF), :meth:`add_follower_force`,
         :meth:`add_follower_moment`, :meth:`add_semi_tangential_moment` (3D),
-        :meth:`add_pressure` (shells), :meth:`add_edge_load`
+        :meth:`add_pressure` (shells), :meth:`add_surface_load` (shells, a fixed direction),
+        :meth:`add_edge_load`
     Rigid bodies and joints
         :meth:`add_rigid_body`, :meth:`add_joint` (revolute, spherical, universal,
         cylindrical, prismatic, fixed, point-on-line; optionally driven), :meth:`attach`
@@ -472,6 +473,52 @@ class Model(ForceElements):
         self.prescribed[(node, dof)] = NodalValue(node, dof, value, "prescribed")
         self.revision += 1
 
+    @keywords_listed
+    def add_symmetry_plane(self, nodes: Sequence[int], normal: str) -> None:
+        """Symmetry supports on ``nodes`` lying in a coordinate plane (3D) or on a coordinate line (2D).
+
+        ``normal``: ``"x"``, ``"y"`` or ``"z"``, the axis normal to the plane of symmetry. A
+        deformation mirror-symmetric about that plane has there no displacement along the normal
+        and no rotation about an axis in the plane (a rotation vector is mirrored as an axial
+        vector: its in-plane components change sign), so these DOFs are fixed at zero:
+
+        ======  =================  ===========
+        normal  3D                 2D
+        ======  =================  ===========
+        x       ux, ry, rz         ux, rz
+        y       uy, rx, rz         uy, rz
+        z       uz, rx, ry         (not in 2D)
+        ======  =================  ===========
+
+        The rotations are fixed on the nodes that carry rotations when this is called (nodes of
+        beams, shells and rigid bodies): add the elements first. ModelError names a node that is
+        not in the plane (1e-9 of the model's size) or given twice.
+        """
+        what = "add_symmetry_plane"
+        axes = TRANSLATION_NAMES[self.dim]
+        if normal not in ("x", "y", "z")[:self.dim]:
+            raise ModelError(f"{what}: normal must be one of {', '.join(repr(a[1]) for a in axes)} (the axis normal "
+                             f"to the {'plane' if self.dim == 3 else 'line'} of symmetry), got {normal!r}")
+        k = "xyz".index(normal)
+        chosen = _indices(nodes, self.n_nodes, f"{what} normal to {normal}: nodes", "node")
+        level = self.coordinates[chosen, k]                              # (n,) m
+        off = np.abs(level - level[0])
+        if np.any(off > 1e-9 * self.characteristic_length):
+            bad = int(np.argmax(off))
+            raise ModelError(f"{what} normal to {normal}: node {int(chosen[bad])} is at {normal} = {level[bad]:.6g} m, "
+                             f"node {int(chosen[0])} at {normal} = {level[0]:.6g} m; the nodes of a symmetry plane "
+                             f"share their {normal} coordinate")
+        rotating = np.zeros(self.n_nodes, dtype=bool)
+        for g in self.groups:
+            if g.has_rotations:
+                rotating[g.connectivity.ravel()] = True
+        rotating[[b.node for b in self.bodies]] = True
+        rotations = ROTATION_NAMES[self.dim]
+        in_plane = [rotations[j] for j in range(3) if j != k] if self.dim == 3 else list(rotations)
+        for node in chosen.tolist():
+            for dof in [axes[k]] + (in_plane if rotating[node] else []):
+                self.prescribe(node, dof, 0.0)
+
     # ------------------------------------------------------- masses and loads
     @keywords_listed
     def add_point_mass(self, node: int, mass: float, inertia: float = 0.0) -> None:
@@ -563,6 +610,40 @@ class Model(ForceElements):
         nodal = np.zeros((self.n_nodes, 3))
         np.add.at(nodal, conn.ravel(), np.repeat((per_element[:, None] * area_normal) / 3.0, 3, axis=0))
         self._add_nodal_forces(nodal, function, 1, what)
+
+    @keywords_listed
+    def add_surface_load(self, group: Shell3 | str, traction: Vector, elements: Sequence[int] | None = None) -> None:
+        """Dead surface load in a fixed global direction, N/m^2 of reference area, on shell
+        elements of ``group`` (the group or its name).
+
+        Unlike :meth:`add_pressure`, the direction does not depend on the element's normal: each
+        element carries ``traction A`` (A its reference area, unsigned, so the triangles' node
+        order does not matter), going to its three nodes in equal thirds (the consistent load of
+        linear shape functions) as nodal forces of the load API (:meth:`add_load`); the total is
+        ``traction`` times the loaded area. A shell's self-weight without its mass (a static
+        model with ``rho = 0``, or a load step) is ``traction = rho h g`` (rho kg/m^3, h m, g the
+        gravity vector m/s^2). ``traction``: three components (3,) in N/m^2, or a function of
+        time t (of the load factor in statics) returning them; a number is scaled by the load
+        factor in statics, as other loads. ``elements``: the loaded elements of the group
+        (default all).
+        """
+        shell = self._shell_group(group, "add_surface_load")
+        what = f"surface load on group {shell.name!r}"
+        if elements is None:
+            chosen = np.arange(shell.n_elements)
+        else:
+            chosen = _indices(elements, shell.n_elements, f"{what}: elements", "element")
+        conn = shell.connectivity[chosen]                                # (n_sel, 3)
+        X = self.coordinates[conn]                                       # (n_sel, 3, 3)
+        area = 0.5 * np.linalg.norm(np.cross(X[:, 1] - X[:, 0], X[:, 2] - X[:, 0]), axis=1)   # (n_sel,) m^2
+        share = np.zeros(self.n_nodes)
+        np.add.at(share, conn.ravel(), np.repeat(area / 3.0, 3))         # (n_nodes,) m^2 per node
+        if callable(traction):
+            function = one_argument_function(traction, f"{what}: traction")
+            self._add_nodal_forces(np.repeat(share[:, None], 3, axis=1), function, 3, what)
+        else:
+            t = real_array(traction, f"{what}: traction (N/m^2, three components)", (3,))
+            self._add_nodal_forces(share[:, None] * t[None, :], None, 1, what)
 
     @keywords_listed
     def add_edge_load(self, nodes_along_edge: Sequence[int], force_per_length: Vector) -> None:

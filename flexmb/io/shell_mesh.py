@@ -1,4 +1,4 @@
-"""Structured triangle meshes for shells: plates, cylindrical panels, spherical caps, node sets.
+"""Structured triangle meshes for shells: plates, annuli, cylinder parts, spherical caps and zones, node sets.
 
 Every generator returns ``(coordinates, triangles)``: ``coordinates`` (n_nodes, 3) float in m and
 ``triangles`` (n_el, 3) int64 node indices, ready for :meth:`flexmb.model.Model.add_nodes` and
@@ -6,8 +6,9 @@ Every generator returns ``(coordinates, triangles)``: ``coordinates`` (n_nodes, 
 ``(X2 - X1) x (X3 - X1)`` (the shell's local E3, the direction of positive pressure) points
 
 * along +z for :func:`rectangle`,
+* along +z for :func:`annulus`,
 * outwards, away from the axis, for :func:`cylinder`,
-* outwards, away from the centre, for :func:`spherical_cap`.
+* outwards, away from the centre, for :func:`spherical_cap` and :func:`spherical_zone`.
 
 Meshes from elsewhere (Gmsh, Abaqus, hand-made) may mix the two senses, and then pressures on
 neighbouring triangles push opposite ways (:meth:`~flexmb.model.Model.add_pressure` refuses such
@@ -15,10 +16,12 @@ a mesh): :func:`orientation` finds the pairs of neighbours that run their shared
 way, :func:`orient` renumbers the triangles consistently, patch by patch.
 
 Nodes are numbered along the first parameter fastest (x of a plate, the angle of a cylinder,
-the sector of a cap ring), so the nodes of a straight edge or of a ring come out of
-:func:`nodes_at` / :func:`node_set` in order along the edge, as
+annulus or zone, the sector of a cap ring), so the nodes of a straight edge or of a ring come out
+of :func:`nodes_at` / :func:`node_set` in order along the edge, as
 :meth:`~flexmb.model.Model.add_edge_load` wants them. The "cross" pattern adds one node at
-the centre of every cell after the grid nodes.
+the centre of every cell after the grid nodes. All three node selections take ``elements``:
+only nodes of those elements are chosen, which tells apart coincident nodes of different
+elements (the two lips of a slit); :func:`nodes_near` also selects along any line or plane.
 
 Diagonal patterns of a structured grid of cells (i along the first parameter, j along the second):
 
@@ -32,7 +35,7 @@ Diagonal patterns of a structured grid of cells (i along the first parameter, j 
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -67,12 +70,14 @@ def rectangle(a: float, b: float, nx: int, ny: int, pattern: str = "right") -> t
 
 
 def cylinder(radius: float, length: float, angle: float, n_circ: int, n_axial: int,
-             pattern: str = "right", axis: str = "x") -> tuple[np.ndarray, np.ndarray]:
+             pattern: str = "right", axis: str = "x", angle_start: float = 0.0,
+             axial_start: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """A cylindrical panel (or a closed cylinder) of its mid-surface, axis through the origin.
 
-    The surface is parametrised by the angle theta in [0, angle] and the axial coordinate
-    s in [0, length]. With (e_axis, e_a, e_b) the cyclic order of the axes starting at ``axis``
-    ((x, y, z), (y, z, x) or (z, x, y)), point (theta, s) is
+    The surface is parametrised by the angle theta in [angle_start, angle_start + angle] and the
+    axial coordinate s in [axial_start, axial_start + length], so any part of a cylinder bounded
+    by two generators and two circles is one call. With (e_axis, e_a, e_b) the cyclic order of
+    the axes starting at ``axis`` ((x, y, z), (y, z, x) or (z, x, y)), point (theta, s) is
     ``s e_axis + radius (cos theta e_a + sin theta e_b)``; e.g. for ``axis="x"`` it is
     (s, R cos theta, R sin theta).
 
@@ -81,42 +86,113 @@ def cylinder(radius: float, length: float, angle: float, n_circ: int, n_axial: i
     radius, length : m (> 0).
     angle : opening angle of the panel in rad, 0 < angle <= 2 pi; ``2 pi`` (to 1e-12) makes a
         closed cylinder whose seam nodes are not duplicated (the cells of the last column
-        connect to the nodes at theta = 0).
+        connect to the nodes at theta = angle_start).
     n_circ, n_axial : number of cells around (>= 1, >= 3 when closed) and along the axis (>= 1).
     pattern : one of :data:`PATTERNS`; the "first parameter" is theta.
     axis : "x", "y" or "z".
+    angle_start : theta of the first generator, rad; default 0.
+    axial_start : s of the first circle, m; default 0.
 
     Returns
     -------
-    coordinates : (n_nodes, 3); grid node (i, j) at theta = i angle/n_circ, s = j length/n_axial
-        is node ``i + j m`` with m = n_circ + 1 nodes around (n_circ when closed); "cross" cell
-        centres (on the cylinder) follow.
+    coordinates : (n_nodes, 3); grid node (i, j) at theta = angle_start + i angle/n_circ,
+        s = axial_start + j length/n_axial is node ``i + j m`` with m = n_circ + 1 nodes around
+        (n_circ when closed); "cross" cell centres (on the cylinder) follow.
     triangles : (n_el, 3) int64, normals pointing outwards (away from the axis).
     """
     radius, length = _positive("radius", radius), _positive("length", length)
-    angle = float(angle)
-    if not (0.0 < angle <= 2.0 * np.pi + 1e-12):
-        raise ValueError(f"cylinder: angle must be in (0, 2 pi] rad, got {angle!r}")
-    closed = abs(angle - 2.0 * np.pi) <= 1e-12
-    n_circ, n_axial = _count("n_circ", n_circ), _count("n_axial", n_axial)
-    if closed and n_circ < 3:
-        raise ValueError(f"cylinder: a closed cylinder needs n_circ >= 3 cells around, got {n_circ}")
+    theta_0 = _finite("cylinder: angle_start (rad)", angle_start)
+    s_0 = _finite("cylinder: axial_start (m)", axial_start)
     e_axis, e_a, e_b = _cyclic_axes(axis)
-    n_around = n_circ if closed else n_circ + 1
-    theta = np.arange(n_around) * (angle / n_circ)
-    th, s = np.meshgrid(theta, np.linspace(0.0, length, n_axial + 1))
-    param = np.column_stack([th.ravel(), s.ravel()])                                # (n_grid, 2)
-    triangles, centre_of = _grid_triangles(n_circ, n_axial, pattern, closed=closed)
-    if centre_of:
-        # centre of cell (i, j) in parameter space; theta of the last column of a closed mesh
-        # must not be averaged across the seam, hence computed directly
-        i, j = np.meshgrid(np.arange(n_circ), np.arange(n_axial))
-        centres = np.column_stack([((i + 0.5) * angle / n_circ).ravel(),
-                                   ((j + 0.5) * length / n_axial).ravel()])
-        param = np.vstack([param, centres])
-    coordinates = (param[:, 1:2] * e_axis
-                   + radius * (np.cos(param[:, 0:1]) * e_a + np.sin(param[:, 0:1]) * e_b))
+    n_axial = _count("n_axial", n_axial)
+    theta, s, triangles = _periodic_grid("cylinder", theta_0, angle, n_circ, "n_circ",
+                                         np.linspace(s_0, s_0 + length, n_axial + 1), pattern)
+    coordinates = s[:, None] * e_axis + radius * (np.cos(theta)[:, None] * e_a + np.sin(theta)[:, None] * e_b)
     return coordinates, triangles
+
+
+def annulus(inner_radius: float, outer_radius: float, n_circ: int, n_radial: int, angle: float = 2.0 * np.pi,
+            pattern: str = "right", angle_start: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    """A flat annulus (or an annular sector) in the x-y plane (z = 0), centred at the origin.
+
+    Point (theta, r) is (r cos theta, r sin theta, 0) for theta in [angle_start,
+    angle_start + angle] and r in [inner_radius, outer_radius]; every node lies exactly on its
+    circle, so the area of the mesh is that of the inscribed polygons and converges to
+    ``angle (R_o^2 - R_i^2) / 2`` as n_circ^-2.
+
+    Parameters
+    ----------
+    inner_radius, outer_radius : m, 0 < inner_radius < outer_radius (a full disc has a centre
+        node: use :func:`spherical_cap`'s fan or a mesh from Gmsh).
+    n_circ, n_radial : number of cells around (>= 1, >= 3 when closed) and across (>= 1).
+    angle : opening angle of the sector in rad, 0 < angle <= 2 pi (default ``2 pi``: a closed
+        annulus, its seam nodes not duplicated).
+    pattern : one of :data:`PATTERNS`; the "first parameter" is theta.
+    angle_start : theta of the first radial edge, rad; default 0.
+
+    Returns
+    -------
+    coordinates : (n_nodes, 3); grid node (i, j) at theta = angle_start + i angle/n_circ,
+        r = inner_radius + j (outer_radius - inner_radius)/n_radial is node ``i + j m`` with
+        m = n_circ + 1 (n_circ when closed): the inner circle comes first, the outer last;
+        "cross" cell centres follow.
+    triangles : (n_el, 3) int64, normals along +z.
+    """
+    r_i, r_o = _positive("annulus: inner_radius", inner_radius), _positive("annulus: outer_radius", outer_radius)
+    if not r_i < r_o:
+        raise ValueError(f"annulus: inner_radius {r_i!r} m must be smaller than outer_radius {r_o!r} m")
+    theta_0 = _finite("annulus: angle_start (rad)", angle_start)
+    n_radial = _count("n_radial", n_radial)
+    theta, r, triangles = _periodic_grid("annulus", theta_0, angle, n_circ, "n_circ",
+                                         np.linspace(r_i, r_o, n_radial + 1), pattern)
+    coordinates = np.column_stack([r * np.cos(theta), r * np.sin(theta), np.zeros(len(r))])
+    # e_theta x e_r = -e_z: the grid's counter-clockwise triangles face down, hence reversed
+    return coordinates, triangles[:, ::-1].copy()
+
+
+def spherical_zone(radius: float, polar_start: float, polar_end: float, n_circ: int, n_polar: int,
+                   angle: float = 2.0 * np.pi, pattern: str = "right",
+                   angle_start: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    """A zone of a sphere centred at the origin between two polar angles (a cap with a hole,
+    a band, or a part of one), polar axis +z.
+
+    Point (psi, phi) is radius (sin phi cos psi, sin phi sin psi, cos phi): phi the polar angle
+    from +z in [polar_start, polar_end], psi the azimuth in [angle_start, angle_start + angle].
+    Every node lies on the sphere; the mesh's area converges to
+    ``angle radius^2 (cos polar_start - cos polar_end)`` as the cells shrink.
+
+    Parameters
+    ----------
+    radius : m (> 0).
+    polar_start, polar_end : polar angles of the two circles bounding the zone, rad,
+        0 < polar_start < polar_end < pi (a cap without hole: :func:`spherical_cap`).
+    n_circ, n_polar : number of cells around (>= 1, >= 3 when closed) and from circle to
+        circle (>= 1).
+    angle : azimuthal span in rad, 0 < angle <= 2 pi (default ``2 pi``: closed around the axis,
+        its seam nodes not duplicated).
+    pattern : one of :data:`PATTERNS`; the "first parameter" is psi.
+    angle_start : azimuth of the first meridian edge, rad; default 0.
+
+    Returns
+    -------
+    coordinates : (n_nodes, 3); grid node (i, j) at psi = angle_start + i angle/n_circ,
+        phi = polar_start + j (polar_end - polar_start)/n_polar is node ``i + j m`` with
+        m = n_circ + 1 (n_circ when closed); "cross" cell centres (on the sphere) follow.
+    triangles : (n_el, 3) int64, normals pointing outwards (away from the centre).
+    """
+    radius = _positive("spherical_zone: radius", radius)
+    phi_1 = _finite("spherical_zone: polar_start (rad)", polar_start)
+    phi_2 = _finite("spherical_zone: polar_end (rad)", polar_end)
+    if not 0.0 < phi_1 < phi_2 < np.pi:
+        raise ValueError(f"spherical_zone: need 0 < polar_start < polar_end < pi rad, got polar_start = {phi_1!r}, "
+                         f"polar_end = {phi_2!r}")
+    psi_0 = _finite("spherical_zone: angle_start (rad)", angle_start)
+    n_polar = _count("n_polar", n_polar)
+    psi, phi, triangles = _periodic_grid("spherical_zone", psi_0, angle, n_circ, "n_circ",
+                                         np.linspace(phi_1, phi_2, n_polar + 1), pattern)
+    coordinates = radius * np.column_stack([np.sin(phi) * np.cos(psi), np.sin(phi) * np.sin(psi), np.cos(phi)])
+    # e_psi x e_phi = -e_r: the grid's counter-clockwise triangles face inwards, hence reversed
+    return coordinates, triangles[:, ::-1].copy()
 
 
 def spherical_cap(radius: float, opening_angle: float, n_rings: int, n_sectors: int) -> tuple[np.ndarray, np.ndarray]:
@@ -165,43 +241,133 @@ def spherical_cap(radius: float, opening_angle: float, n_rings: int, n_sectors: 
 
 
 def node_set(coordinates: np.ndarray, predicate: Callable[[np.ndarray], np.ndarray],
-             name: str = "node set") -> np.ndarray:
+             name: str = "node set", elements: np.ndarray | None = None) -> np.ndarray:
     """Indices of the nodes whose coordinates satisfy ``predicate``, in increasing order.
 
     ``predicate`` takes the (n_nodes, 3) coordinates and returns a boolean (n_nodes,) array, e.g.
-    ``lambda X: np.isclose(X[:, 0], 0.0)``. Raises ValueError (naming ``name``) if it returns
-    something else or selects no node.
+    ``lambda X: np.isclose(X[:, 0], 0.0)``. ``elements``: connectivity rows (n_el, k) of the
+    elements whose nodes may be chosen (default all nodes); nodes at the same place that belong
+    to different elements, such as the two lips of a slit, are told apart so. Raises ValueError
+    (naming ``name``) if the predicate returns something else or nothing is selected.
     """
     X = np.asarray(coordinates, dtype=float)
     mask = np.asarray(predicate(X))
     if mask.shape != (len(X),) or mask.dtype != bool:
         raise ValueError(f"{name}: the predicate must return a boolean array of shape ({len(X)},), "
                          f"got {mask.dtype} {mask.shape}")
-    nodes = np.flatnonzero(mask).astype(np.int64)
+    used = _used_by(elements, len(X), name)
+    nodes = np.flatnonzero(mask & used).astype(np.int64)
     if nodes.size == 0:
-        raise ValueError(f"{name}: the predicate selects no node (coordinates span "
+        among = "" if elements is None else f" among the {int(used.sum())} nodes of the given elements"
+        raise ValueError(f"{name}: the predicate selects no node{among} (coordinates span "
                          f"{X.min(axis=0).tolist()} to {X.max(axis=0).tolist()})")
     return nodes
 
 
 def nodes_at(coordinates: np.ndarray, x: float | None = None, y: float | None = None,
-             z: float | None = None, tol: float | None = None) -> np.ndarray:
+             z: float | None = None, tol: float | None = None, elements: np.ndarray | None = None) -> np.ndarray:
     """Nodes whose given coordinates equal the given values, e.g. ``nodes_at(X, x=0.0)`` (an edge).
 
-    ``tol`` (m) defaults to 1e-9 times the size of the mesh. Returns increasing node indices (for
-    the generators above: ordered along a straight edge); ValueError if no node matches.
+    ``tol`` (m) defaults to 1e-9 times the size of the mesh. ``elements``: connectivity rows
+    (n_el, k) of the elements whose nodes may be chosen (see :func:`node_set`). Returns
+    increasing node indices (for the generators above: ordered along a straight edge);
+    ValueError if no node matches.
     """
     X = np.asarray(coordinates, dtype=float)
     wanted = {axis: value for axis, value in zip("xyz", (x, y, z)) if value is not None}
     if not wanted:
         raise ValueError("nodes_at: give at least one of x, y, z")
     if tol is None:
-        tol = 1e-9 * max(float(np.ptp(X, axis=0).max()), 1.0)
+        tol = _default_tol(X)
     mask = np.ones(len(X), dtype=bool)
     for axis, value in wanted.items():
         mask &= np.abs(X[:, "xyz".index(axis)] - float(value)) <= tol
     test = ", ".join(f"{axis} = {value:g}" for axis, value in wanted.items())
-    return node_set(X, lambda _: mask, name=f"nodes at {test}")
+    return node_set(X, lambda _: mask, name=f"nodes at {test}", elements=elements)
+
+
+def nodes_near(coordinates: np.ndarray, point: Sequence[float], direction: Sequence[float] | None = None,
+               normal: Sequence[float] | None = None, elements: np.ndarray | None = None,
+               tol: float | None = None) -> np.ndarray:
+    """Nodes at a point, on a straight line or on a plane, optionally only those of given elements.
+
+    Parameters
+    ----------
+    coordinates : (n_nodes, 3) node positions, m.
+    point : (3,) m: the point itself (neither ``direction`` nor ``normal`` given), a point of
+        the line, or a point of the plane.
+    direction : (3,) the line's direction (any length): the nodes within ``tol`` of the line.
+    normal : (3,) the plane's normal (any length): the nodes within ``tol`` of the plane.
+    elements : connectivity rows (n_el, k) of the elements whose nodes may be chosen, default
+        all; e.g. ``triangles[left]`` picks one lip of a slit whose two lips have coincident
+        nodes in different elements.
+    tol : distance tolerance, m; default 1e-9 times the size of the mesh.
+
+    Returns
+    -------
+    (n,) int64 node indices: on a line ordered along ``direction`` (as
+    :meth:`~flexmb.model.Model.add_edge_load` wants them), otherwise increasing. ValueError if
+    none is found, or for a zero ``direction``/``normal`` or both given.
+    """
+    X = np.asarray(coordinates, dtype=float)
+    if X.ndim != 2 or X.shape[1] != 3:
+        raise ValueError(f"nodes_near: coordinates must have shape (n_nodes, 3), got {X.shape}")
+    p = _vector3("nodes_near: point", point)
+    if direction is not None and normal is not None:
+        raise ValueError("nodes_near: give a line's direction or a plane's normal, not both")
+    tol = _default_tol(X) if tol is None else _positive("nodes_near: tol", tol)
+    offset = X - p                                                                  # (n_nodes, 3)
+    if direction is not None:
+        d = _unit("nodes_near: direction", direction)
+        distance = np.linalg.norm(offset - np.outer(offset @ d, d), axis=1)
+        where = f"on the line through {p.tolist()} along {d.tolist()}"
+    elif normal is not None:
+        n = _unit("nodes_near: normal", normal)
+        distance = np.abs(offset @ n)
+        where = f"on the plane through {p.tolist()} normal to {n.tolist()}"
+    else:
+        distance = np.linalg.norm(offset, axis=1)
+        where = f"at {p.tolist()}"
+    nodes = node_set(X, lambda _: distance <= tol, name=f"nodes {where} (tol {tol:.3g} m)", elements=elements)
+    if direction is not None:
+        nodes = nodes[np.argsort(offset[nodes] @ d, kind="stable")]
+    return nodes
+
+
+def _used_by(elements: np.ndarray | None, n_nodes: int, name: str) -> np.ndarray:
+    """(n_nodes,) whether each node is used by the elements (connectivity rows), all True for None."""
+    if elements is None:
+        return np.ones(n_nodes, dtype=bool)
+    E = np.asarray(elements)
+    if E.ndim != 2 or E.size == 0 or not np.issubdtype(E.dtype, np.integer):
+        raise ValueError(f"{name}: elements must be connectivity rows (n_el, k) of node indices (integers), "
+                         f"got {E.dtype} {E.shape}")
+    if E.min() < 0 or E.max() >= n_nodes:
+        bad = int(E[(E < 0) | (E >= n_nodes)][0])
+        raise ValueError(f"{name}: elements refer to node {bad}, the mesh has nodes 0..{n_nodes - 1}")
+    used = np.zeros(n_nodes, dtype=bool)
+    used[E.ravel()] = True
+    return used
+
+
+def _default_tol(X: np.ndarray) -> float:
+    """1e-9 times the size of the mesh X (n_nodes, 3), m (1e-9 m for a mesh of one point)."""
+    return 1e-9 * max(float(np.ptp(X, axis=0).max()), 1.0) if len(X) else 1e-9
+
+
+def _vector3(name: str, value: Sequence[float]) -> np.ndarray:
+    v = np.asarray(value, dtype=float)
+    if v.shape != (3,) or not np.all(np.isfinite(v)):
+        raise ValueError(f"{name} must be 3 finite numbers, got {value!r}")
+    return v
+
+
+def _unit(name: str, value: Sequence[float]) -> np.ndarray:
+    v = _vector3(name, value)
+    length = float(np.linalg.norm(v))
+    if length == 0.0:
+        raise ValueError(f"{name} must not be zero")
+    return v / length
 
 
 def boundary_edges(triangles: np.ndarray) -> np.ndarray:
@@ -365,6 +531,32 @@ def _grid_triangles(n_u: int, n_v: int, pattern: str, closed: bool) -> tuple[np.
     return cells.reshape(-1, 3).astype(np.int64), pattern == "cross"
 
 
+def _periodic_grid(what: str, u_0: float, angle: float, n_u: int, n_u_name: str, v: np.ndarray,
+                   pattern: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Parameters (u, v) of the nodes of a grid in an angle u (rad) over [u_0, u_0 + angle] and
+    the given equally spaced v values (n_v + 1,), closed in u when ``angle`` is 2 pi (to 1e-12), and its
+    triangles (counter-clockwise in the (u, v) plane). Returns u (n_nodes,), v (n_nodes,),
+    triangles (n_el, 3); "cross" centres, at the centre of each cell in (u, v), come last."""
+    angle = float(angle)
+    if not (0.0 < angle <= 2.0 * np.pi + 1e-12):
+        raise ValueError(f"{what}: angle must be in (0, 2 pi] rad, got {angle!r}")
+    closed = abs(angle - 2.0 * np.pi) <= 1e-12
+    n_u, n_v = _count(n_u_name, n_u), len(v) - 1
+    if closed and n_u < 3:
+        raise ValueError(f"{what}: a closed surface needs {n_u_name} >= 3 cells around, got {n_u}")
+    n_around = n_u if closed else n_u + 1
+    uu, vv = np.meshgrid(u_0 + np.arange(n_around) * (angle / n_u), v)             # (n_v + 1, n_around)
+    u_nodes, v_nodes = uu.ravel(), vv.ravel()
+    triangles, centre_of = _grid_triangles(n_u, n_v, pattern, closed=closed)
+    if centre_of:
+        # centre of cell (i, j) in parameter space; u of the last column of a closed grid must
+        # not be averaged across the seam, hence computed directly
+        i, j = np.meshgrid(np.arange(n_u), np.arange(n_v))
+        u_nodes = np.concatenate([u_nodes, (u_0 + (i + 0.5) * angle / n_u).ravel()])
+        v_nodes = np.concatenate([v_nodes, (v[0] + (j + 0.5) * (v[-1] - v[0]) / n_v).ravel()])
+    return u_nodes, v_nodes, triangles
+
+
 def _cell_centres(grid: np.ndarray, n_u: int, n_v: int) -> np.ndarray:
     """(n_u n_v, d) mean of the four corners of each cell of an open grid, cell (i, j) at i + j n_u."""
     m = n_u + 1
@@ -385,6 +577,13 @@ def _positive(name: str, value: float) -> float:
     value = float(value)
     if not (np.isfinite(value) and value > 0.0):
         raise ValueError(f"{name} must be a positive length, got {value!r}")
+    return value
+
+
+def _finite(name: str, value: float) -> float:
+    value = float(value)
+    if not np.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
     return value
 
 
