@@ -18,7 +18,7 @@ second-order equations, not through A:
 
     (-w^2 M + i w C + K) X = P,     H(w) = (O_u + i w O_v - w^2 O_a) X        (n_out, n_in),
 
-so the response to the input ``Re(w_hat e^{i w t})`` is ``Re(H w_hat e^{i w t})`` (magnitude |H|,
+so the response to the input ``Re(w_hat e^{i w t})`` is ``Re(H w_hat e^{i w t})`` (magnitude ``|H|``,
 phase arg H: positive leads the input).
 
 Inputs, named as a user knows them: a force or moment on a node's DOF, ``(node, "uy")`` or its
@@ -81,7 +81,7 @@ class FrequencyResponse:
 
     @property
     def magnitude(self) -> np.ndarray:
-        """|H| (n_freq, n_out, n_in)."""
+        """The magnitude ``|H|`` (n_freq, n_out, n_in)."""
         return np.abs(self.values)
 
     @property

@@ -1,7 +1,8 @@
 """Component mode synthesis (Hutton & Smith 1993): components, reductions, synthesis.
 
 * :mod:`flexmb.cms.component` -- :class:`Component` (a free sub-model with its interface DOFs)
-  and :func:`components_from_groups`;
+  and :func:`components_from_groups`, :func:`components_by_region` (cut by :class:`Box`,
+  :class:`HalfSpace`, :class:`NodeSet`, :class:`ElementSet` or groups);
 * :mod:`flexmb.cms.imported` -- components from external K and M (Matrix Market files with a DOF map,
   Abaqus coordinate format): :func:`read_component`, :func:`write_component`,
   :func:`imported_component`, :func:`imported_modal_body`;
@@ -33,7 +34,8 @@ body loads its floating frame, not the synthesis and modification modules.
 from flexmb.lazy_exports import lazy_exports
 
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
-    "flexmb.cms.component": ("Component", "components_from_groups"),
+    "flexmb.cms.component": ("Box", "Component", "ElementSet", "HalfSpace", "NodeSet", "components_by_region",
+                             "components_from_groups"),
     "flexmb.cms.imported": ("MatrixGroup", "imported_component", "imported_modal_body", "read_abaqus_component",
                             "read_component", "write_component"),
     "flexmb.cms.reduction": ("ReducedBasis", "craig_bampton", "free_interface"),

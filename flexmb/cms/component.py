@@ -15,6 +15,12 @@ Two ways to make components:
 * :func:`components_from_groups` cuts a model into named sets of its element groups; every
   group belongs to exactly one component, nodes shared by components are the interface nodes,
   and the parent's supports become grounded DOFs.
+* :func:`components_by_region` cuts a model by geometry or by named sets: each component is a
+  :class:`Box` (axis-aligned), a :class:`HalfSpace` (point and outward normal), a :class:`NodeSet`
+  (the elements whose nodes all lie in a named node set), an :class:`ElementSet` (element indices
+  per group) or a list of whole element groups. An element of a geometric region belongs to the
+  region that holds its *centroid* (the mean of its node positions), so a group can be split
+  between components; interface nodes are again the nodes shared by components.
 * :meth:`Component.from_model` wraps a stand-alone sub-model. Its interface is declared
   explicitly by local node numbers, and its nodes are identified with those of the other
   components by an explicit node mapping (``nodes``: the label -- a parent node number -- of each
@@ -29,7 +35,8 @@ beam component.
 from __future__ import annotations
 
 import copy
-from typing import Iterable
+from dataclasses import dataclass
+from typing import Iterable, Union
 
 import numpy as np
 
@@ -239,17 +246,182 @@ def components_from_groups(model: Model, groups: dict[str, list[str | ElementGro
     if missing:
         raise ModelError(f"element group(s) {', '.join(map(repr, missing))} belong to no component; every "
                          "group of the model must be in exactly one")
+    members = {name: [model.groups[i] for i in sorted(i for i, o in owner.items() if o == name)]
+               for name in groups}
+    return _cut(model, members)
+
+
+# ---------------------------------------------------------------------------- regions
+@dataclass(frozen=True)
+class Box:
+    """The closed axis-aligned box ``lower <= x <= upper`` (m, each (3,) or (2,) in 2D)."""
+
+    lower: tuple[float, ...]
+    upper: tuple[float, ...]
+
+    def holds(self, points: np.ndarray) -> np.ndarray:
+        """(n,) bool: which of ``points`` (n, dim) lie in the box."""
+        lower, upper = _vector(self.lower, points, self, "lower"), _vector(self.upper, points, self, "upper")
+        if np.any(lower > upper):
+            raise ModelError(f"{self}: lower corner above upper corner along an axis")
+        return np.all((points >= lower) & (points <= upper), axis=1)
+
+
+@dataclass(frozen=True)
+class HalfSpace:
+    """The closed half-space ``dot(x - point, normal) >= 0`` (point in m; the normal points into it)."""
+
+    point: tuple[float, ...]
+    normal: tuple[float, ...]
+
+    def holds(self, points: np.ndarray) -> np.ndarray:
+        """(n,) bool: which of ``points`` (n, dim) lie in the half-space."""
+        normal = _vector(self.normal, points, self, "normal")
+        length = np.linalg.norm(normal)
+        if not length > 0.0:
+            raise ModelError(f"{self}: the normal must be non-zero")
+        return (points - _vector(self.point, points, self, "point")) @ (normal / length) >= 0.0
+
+
+@dataclass(frozen=True)
+class NodeSet:
+    """The elements whose nodes all lie in a set of parent nodes (e.g. a mesh file's named node set,
+    :attr:`flexmb.io.solid_mesh.SolidMesh.node_sets`)."""
+
+    nodes: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class ElementSet:
+    """Chosen elements by group: group name -> element indices within that group."""
+
+    elements: dict[str, tuple[int, ...]]
+
+
+#: what a component of :func:`components_by_region` may be
+Region = Union[Box, HalfSpace, NodeSet, ElementSet, list, tuple, str, ElementGroup]
+
+
+@keywords_listed
+def components_by_region(model: Model, regions: dict[str, Region]) -> list[Component]:
+    """Cut ``model`` into components by geometry, by named sets or by element groups.
+
+    Parameters
+    ----------
+    model : the parent model, as for :func:`components_from_groups` (element groups, point
+        masses, fixed DOFs; no joints or rigid bodies).
+    regions : component name -> its region, one of
+
+        * :class:`Box` or :class:`HalfSpace`: the elements whose centroid (the mean of the
+          element's node positions, m) lies in the closed region;
+        * :class:`NodeSet`: the elements whose nodes all lie in the set;
+        * :class:`ElementSet`: the listed elements of the named groups;
+        * an element group (name or object) or a list of them: all their elements.
+
+    Every element of the model must fall in exactly one region. A group whose elements fall in
+    several regions is split: each component gets a copy of the group (same name and properties)
+    holding its elements only.
+
+    Returns
+    -------
+    The components in the order of ``regions``: the same :class:`Component` objects as
+    :func:`components_from_groups` gives (interface nodes: those shared by components; the
+    parent's supports become grounded DOFs; a point mass goes to the first component holding its
+    node).
+
+    Raises
+    ------
+    ModelError naming the region (component) for a region that holds no element, naming the
+    element (group, index, centroid) for an element in no region or in two regions, and naming
+    the group or node for an unknown group, element index or node.
+    """
+    if not isinstance(regions, dict) or not regions:
+        raise ModelError("components_by_region: regions must be a non-empty dict mapping component names to "
+                         f"regions (Box, HalfSpace, NodeSet, ElementSet or element groups), got {regions!r}")
+    _refuse_bodies_and_joints(model, "components_by_region")
+    if not model.groups:
+        raise ModelError("components_by_region: the model has no element groups")
+    names = list(regions)
+    # owner[g][e]: position in ``names`` of the component holding element e of group g (-1: none yet)
+    owner = [np.full(g.n_elements, -1, dtype=np.int64) for g in model.groups]
+    centroids = [model.coordinates[g.connectivity].mean(axis=1) for g in model.groups]     # (n_el, dim) m
+    for k, name in enumerate(names):
+        if not isinstance(name, str):
+            raise ModelError(f"component names must be strings, got {name!r}")
+        held = _region_members(model, regions[name], name, centroids)
+        if not any(h.any() for h in held):
+            region = regions[name]
+            shown = repr(region) if isinstance(region, (Box, HalfSpace)) else type(region).__name__
+            raise ModelError(f"component {name!r}: its region ({shown}) holds no element")
+        for g, (group, h) in enumerate(zip(model.groups, held)):
+            twice = np.flatnonzero(h & (owner[g] >= 0))
+            if twice.size:
+                e = int(twice[0])
+                raise ModelError(f"regions of components {names[owner[g][e]]!r} and {name!r} overlap: both hold "
+                                 f"element {e} of group {group.name!r} (centroid {centroids[g][e].tolist()}); "
+                                 "every element belongs to exactly one")
+            owner[g][h] = k
+    for g, group in enumerate(model.groups):
+        loose = np.flatnonzero(owner[g] < 0)
+        if loose.size:
+            e = int(loose[0])
+            raise ModelError(f"element {e} of group {group.name!r} (centroid {centroids[g][e].tolist()}) lies in "
+                             f"no region ({loose.size} element(s) of that group in all); every element belongs "
+                             "to exactly one component")
+    members: dict[str, list[ElementGroup]] = {name: [] for name in names}
+    for g, group in enumerate(model.groups):
+        for k in np.unique(owner[g]):
+            chosen = owner[g] == k
+            members[names[k]].append(group if chosen.all() else _element_subset(group, np.flatnonzero(chosen)))
+    return _cut(model, members)
+
+
+def _region_members(model: Model, region: Region, name: str, centroids: list[np.ndarray]) -> list[np.ndarray]:
+    """Per group of ``model``, (n_el,) bool: the elements in ``region`` of component ``name``."""
+    if isinstance(region, (Box, HalfSpace)):
+        return [region.holds(c) for c in centroids]
+    if isinstance(region, NodeSet):
+        nodes = np.asarray(region.nodes)
+        if nodes.ndim != 1 or not np.issubdtype(nodes.dtype, np.integer) or \
+                np.any((nodes < 0) | (nodes >= model.n_nodes)):
+            raise ModelError(f"component {name!r}: a NodeSet holds node numbers of the model (0.."
+                             f"{model.n_nodes - 1}), got {_few(nodes.ravel()) if nodes.size else nodes.tolist()}")
+        inside = np.zeros(model.n_nodes, dtype=bool)
+        inside[nodes] = True
+        return [inside[g.connectivity].all(axis=1) for g in model.groups]
+    if isinstance(region, ElementSet):
+        held = [np.zeros(g.n_elements, dtype=bool) for g in model.groups]
+        for member, elements in region.elements.items():
+            i = _group_position(model, member, name)
+            idx = np.asarray(elements)
+            n_el = model.groups[i].n_elements
+            if idx.ndim != 1 or not np.issubdtype(idx.dtype, np.integer) or np.any((idx < 0) | (idx >= n_el)):
+                raise ModelError(f"component {name!r}: elements of group {model.groups[i].name!r} are indices "
+                                 f"0..{n_el - 1}, got {np.asarray(elements).tolist()!r}")
+            held[i][idx] = True
+        return held
+    members = [region] if isinstance(region, (str, ElementGroup)) else region
+    if not isinstance(members, (list, tuple)) or not members:
+        raise ModelError(f"component {name!r}: a region is a Box, HalfSpace, NodeSet, ElementSet or a non-empty "
+                         f"list of element groups, got {region!r}")
+    held = [np.zeros(g.n_elements, dtype=bool) for g in model.groups]
+    for member in members:
+        held[_group_position(model, member, name)][:] = True
+    return held
+
+
+def _cut(model: Model, members: dict[str, list[ElementGroup]]) -> list[Component]:
+    """Components from their element groups (each an element group of ``model`` or a subset of
+    one, together covering every element once)."""
     supports = _supports(model, "the parent model")
     parent_dofs = DofMap(model)
 
-    node_sets = {}
-    for name in groups:
-        members = [model.groups[i] for i in sorted(i for i, o in owner.items() if o == name)]
-        node_sets[name] = (members, np.unique(np.concatenate([g.connectivity.ravel() for g in members])))
+    node_sets = {name: (groups, np.unique(np.concatenate([g.connectivity.ravel() for g in groups])))
+                 for name, groups in members.items()}
     count = np.zeros(model.n_nodes, dtype=np.int64)
     for _, node_set in node_sets.values():
         count[node_set] += 1
-    masses: dict[str, list] = {name: [] for name in groups}
+    masses: dict[str, list] = {name: [] for name in members}
     for node, mass, inertia in model.point_masses:
         holder = next((name for name, (_, ns) in node_sets.items() if node in ns), None)
         if holder is None:
@@ -259,12 +431,12 @@ def components_from_groups(model: Model, groups: dict[str, list[str | ElementGro
     # which parent DOFs are held by more than one component (interface DOFs)
     holders = np.zeros(parent_dofs.n_dof, dtype=np.int64)
     local_models = {}
-    for name, (members, node_set) in node_sets.items():
-        local_models[name] = _copy_model(model, node_set, members, masses[name])
+    for name, (groups, node_set) in node_sets.items():
+        local_models[name] = _copy_model(model, node_set, groups, masses[name])
         local_dofs = DofMap(local_models[name])
         holders[_global_dofs(parent_dofs, local_dofs, node_set)] += 1
     components = []
-    for name, (members, node_set) in node_sets.items():
+    for name, (_, node_set) in node_sets.items():
         local_dofs = DofMap(local_models[name])
         gdofs = _global_dofs(parent_dofs, local_dofs, node_set)
         local_of = {int(p): i for i, p in enumerate(node_set)}
@@ -352,3 +524,28 @@ def _copy_model(model: Model, node_set: np.ndarray, members: list[ElementGroup],
         local.add_point_mass(int(renumber[node]), mass, inertia)
     return local
 
+
+
+def _vector(value, points: np.ndarray, region, what: str) -> np.ndarray:
+    """``value`` as a float vector of the points' dimension, else ModelError naming the region."""
+    vector = np.asarray(value, dtype=float)
+    if vector.shape != (points.shape[1],) or not np.all(np.isfinite(vector)):
+        raise ModelError(f"{region}: {what} must be {points.shape[1]} finite numbers, got {value!r}")
+    return vector
+
+
+def _element_subset(group: ElementGroup, elements: np.ndarray) -> ElementGroup:
+    """A copy of ``group`` holding only ``elements`` (sorted indices): every per-element array or
+    list (leading length n_el: connectivity, section and material properties, D matrices, axes)
+    is cut to those elements; everything else is shared by all elements and kept."""
+    if group.n_internal_dofs:
+        raise ModelError(f"element group {group.name!r} has DOFs of its own (a modal body) and cannot be split "
+                         "between components; give it whole to one region")
+    n_el = group.n_elements
+    subset = copy.deepcopy(group)
+    for key, value in vars(subset).items():
+        if isinstance(value, np.ndarray) and value.ndim >= 1 and value.shape[0] == n_el:
+            setattr(subset, key, value[elements].copy())
+        elif isinstance(value, list) and len(value) == n_el:
+            setattr(subset, key, [value[e] for e in elements])
+    return subset
