@@ -18,11 +18,12 @@ mesh is within 0.13 % of it, so the extrapolation moves the reference by about t
 
 Checked:
 
-* the first five frequencies of the tet10 mesh (20, 4, 2) and of the hex8 mesh (160, 8, 6), (120, 8,
-  6) when quick, within 1 % of the reference (issue 32; measured at most 0.82 % for tet10 and 0.90 %
-  for hex8, both the torsion mode, which needs a finer cross-section; the fully integrated hex8 also
-  needs short elements along x against shear locking in bending). The full run adds the tet10 mesh
-  (40, 8, 4) (at most 0.13 %);
+* the first five frequencies of the tet10 mesh (24, 6, 3) within 1 % of the reference (issue 32;
+  measured at most 0.29 %, the torsion mode); the full run adds the tet10 mesh (40, 8, 4) (0.13 %)
+  and the hex8 mesh (200, 10, 8) (0.56 %: the fully integrated hex8 needs short elements along x
+  against shear locking in bending and a fine section for torsion), both within 1 %. The quick run
+  checks the coarser hex8 mesh (120, 8, 6) within 2 % (``HEX8_QUICK_TOLERANCE``; measured 0.90 %,
+  torsion): it shows the element converging, the 1 % claim rests on the meshes above;
 * component mode synthesis: each mesh cut into 4 components by boxes along x (each element goes to
   the box holding its centroid, :func:`flexmb.cms.component.components_by_region`), reduced
   free-free with free-interface modes and residual flexibility (Hutton & Smith 1993; ``KEPT_FREE``
@@ -58,8 +59,9 @@ REFINEMENT = ((10, 2, 1), (20, 4, 2), (40, 8, 4))  # tet10 cells along x, y, z; 
 REFERENCE_HZ = np.array([41.8467, 66.6767, 259.2831, 406.1186, 667.7986])
 REFERENCE_CHECK = 1e-4                           # relative: stored vs recomputed reference
 FREQUENCY_TOLERANCE = 1e-2                       # relative (issue 32)
-MESHES = {False: {"tet10": (20, 4, 2), "hex8": (160, 8, 6)},       # by quick mode
-          True: {"tet10": (20, 4, 2), "hex8": (120, 8, 6)}}
+HEX8_QUICK_TOLERANCE = 2e-2                      # relative, the quick run's coarse hex8 mesh (module docstring)
+MESHES = {False: {"tet10": (24, 6, 3), "hex8": (200, 10, 8)},      # by quick mode
+          True: {"tet10": (24, 6, 3), "hex8": (120, 8, 6)}}
 CMS_MESHES = {False: {"tet10": (20, 4, 2), "hex8": (40, 6, 4)},  # by quick mode
               True: {"tet10": (12, 2, 1), "hex8": (32, 4, 2)}}
 N_COMPONENTS = 4
@@ -126,8 +128,10 @@ def run(quick: bool = False) -> CaseReport:
         errors[label] = f / reference - 1.0
         report.info[f"{label} {cells_xyz} hz"] = f.tolist()
         for k in range(N_MODES):
+            coarse = quick and kind == "hex8"
             report.add(Check.close(f"{label} {cells_xyz}: mode {k + 1} frequency (Hz)", f[k], reference[k],
-                                   FREQUENCY_TOLERANCE, SRC_REF + " (issue 32: 1 %)"))
+                                   HEX8_QUICK_TOLERANCE if coarse else FREQUENCY_TOLERANCE,
+                                   SRC_REF + (" (coarse hex8: 2 %)" if coarse else " (issue 32: 1 %)")))
 
     cms_errors = {}
     for kind, cells_xyz in CMS_MESHES[quick].items():
