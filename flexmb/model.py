@@ -576,13 +576,7 @@ class Model(ForceElements):
         that is not; :func:`flexmb.io.shell_mesh.orient` renumbers a mesh consistently. Edges of
         more than two loaded triangles (a stiffener on a skin) cannot be checked: FlexmbWarning.
         """
-        shell = self._shell_group(group, "add_pressure")
-        what = f"pressure on group {shell.name!r}"
-        if elements is None:
-            chosen = np.arange(shell.n_elements)
-        else:
-            chosen = _indices(elements, shell.n_elements, f"{what}: elements", "element")
-        conn = shell.connectivity[chosen]                                # (n_sel, 3)
+        what, chosen, conn = self._loaded_shells(group, elements, "add_pressure", "pressure")
         check = orientation(conn)
         unchecked = ""
         if len(check.non_manifold):
@@ -627,13 +621,7 @@ class Model(ForceElements):
         factor in statics, as other loads. ``elements``: the loaded elements of the group
         (default all).
         """
-        shell = self._shell_group(group, "add_surface_load")
-        what = f"surface load on group {shell.name!r}"
-        if elements is None:
-            chosen = np.arange(shell.n_elements)
-        else:
-            chosen = _indices(elements, shell.n_elements, f"{what}: elements", "element")
-        conn = shell.connectivity[chosen]                                # (n_sel, 3)
+        what, _, conn = self._loaded_shells(group, elements, "add_surface_load", "surface load")
         X = self.coordinates[conn]                                       # (n_sel, 3, 3)
         area = 0.5 * np.linalg.norm(np.cross(X[:, 1] - X[:, 0], X[:, 2] - X[:, 0]), axis=1)   # (n_sel,) m^2
         share = np.zeros(self.n_nodes)
@@ -691,6 +679,19 @@ class Model(ForceElements):
         if len(found) > 1:
             raise ModelError(f"{what}: several shell groups are named {group!r}; pass the group itself")
         return found[0]
+
+    def _loaded_shells(self, group: Shell3 | str, elements: Sequence[int] | None, caller: str, load: str
+                       ) -> tuple[str, np.ndarray, np.ndarray]:
+        """For ``caller``, the description of a distributed load on shell group ``group`` for
+        messages, the indices (n_sel,) of its loaded ``elements`` (default all) in the group and
+        their connectivity (n_sel, 3)."""
+        shell = self._shell_group(group, caller)
+        what = f"{load} on group {shell.name!r}"
+        if elements is None:
+            chosen = np.arange(shell.n_elements)
+        else:
+            chosen = _indices(elements, shell.n_elements, f"{what}: elements", "element")
+        return what, chosen, shell.connectivity[chosen]
 
     def _add_nodal_forces(self, nodal: np.ndarray, function: Callable | None, size: int, what: str) -> None:
         """Add the nodal forces (n_nodes, dim) N of the distributed load ``what`` as loads:
