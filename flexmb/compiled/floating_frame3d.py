@@ -248,38 +248,23 @@ def _gram_rows(G, E, entry_z, entry_w):
 
 
 @jit
-def _rates_of(index, value, q, W, n_z: int, quadratic_only: bool):
-    """Y = (dE/dq_k W)_k (n_z, n_m) for W (n_x,); with ``quadratic_only`` E's linear terms are left out and
-    q stands for a rate qd: then Y = (d(dE[qd])/dq_k W)_k, dE[qd] = sum_l qd_l dE/dq_l (a term a q_k q_l
-    gives a q_l and a q_k on columns k and l, 2 a q_k on column k of a square)."""
-    Y = np.zeros((n_z, q.size))
+def _term_rates(index, value, q, x, n_out: int, quadratic_only: bool, transposed: bool):
+    """E's modal rates applied to x: Y = (dE/dq_k x)_k (n_z, n_m) for x (n_x,), or with ``transposed``
+    (dE/dq_k^T x)_k (n_x, n_m) for x (n_z,); ``n_out`` rows. With ``quadratic_only`` E's linear terms
+    are left out and q stands for a rate qd: then d(dE[qd])/dq_k, dE[qd] = sum_l qd_l dE/dq_l (a term
+    a q_k q_l gives a q_l and a q_k on columns k and l, 2 a q_k on column k of a square)."""
+    out = np.zeros((n_out, q.size))
     for t in range(value.size):
         z, j, k, l = index[t, 0], index[t, 1], index[t, 2], index[t, 3]
         if k < 0 or (quadratic_only and l < 0):
             continue
-        f = value[t] * W[j]
+        row, col = (j, z) if transposed else (z, j)             # E's entry (z, j), or its transpose
+        f = value[t] * x[col]
         if l < 0:
-            Y[z, k] += f
+            out[row, k] += f
         else:
-            Y[z, k] += f * q[l]
-            Y[z, l] += f * q[k]
-    return Y
-
-
-@jit
-def _transposed_rates(index, value, q, y, n_x: int, quadratic_only: bool):
-    """(dE/dq_k^T y)_k (n_x, n_m) for y (n_z,); ``quadratic_only`` as in :func:`_rates_of`."""
-    out = np.zeros((n_x, q.size))
-    for t in range(value.size):
-        z, j, k, l = index[t, 0], index[t, 1], index[t, 2], index[t, 3]
-        if k < 0 or (quadratic_only and l < 0):
-            continue
-        f = value[t] * y[z]
-        if l < 0:
-            out[j, k] += f
-        else:
-            out[j, k] += f * q[l]
-            out[j, l] += f * q[k]
+            out[row, k] += f * q[l]
+            out[row, l] += f * q[k]
     return out
 
 
@@ -289,8 +274,8 @@ def _mass_rates(index, value, q, EtG, W):
     Y = (dE_k W)_k (n_z, n_m) and G zeta = G E W (n_z,) it needs, returned too (G symmetric)."""
     n, n_z = EtG.shape
     Gz = EtG.T @ W
-    Y = _rates_of(index, value, q, W, n_z, False)
-    return _transposed_rates(index, value, q, Gz, n, False) + EtG @ Y, Y, Gz
+    Y = _term_rates(index, value, q, W, n_z, False, False)
+    return _term_rates(index, value, q, Gz, n, False, True) + EtG @ Y, Y, Gz
 
 
 @jit
@@ -608,8 +593,9 @@ def _end_point_element(G, index, value, entry_z, entry_w, R, q, v, a, dv_du: flo
     # d body / dq: dMt_k W' + d(dMt[qd])/dq_k W + the gyroscopic terms of dp = dMt_k W - 1/2 W d2Mt W
     MRd = _mass_rates(index, value, q, EtG, Wd)[0]
     ErtG = _gram_rows(G, Er, entry_z, entry_w)
-    Bq = (MRd + _transposed_rates(index, value, qd, Gz, n, True) + EtG @ _rates_of(index, value, qd, W, n_z, True)
-          + ErtG @ Y + _transposed_rates(index, value, q, ErtG.T @ W, n, False))
+    Bq = (MRd + _term_rates(index, value, qd, Gz, n, True, True)
+          + EtG @ _term_rates(index, value, qd, W, n_z, True, False)
+          + ErtG @ Y + _term_rates(index, value, q, ErtG.T @ W, n, False, True))
     _add_hat_product(Om, MR[0:3], Bq[0:3])
     _add_hat_product(Om, MR[3:6], Bq[3:6])
     _add_hat_product(V, MR[0:3], Bq[3:6])
