@@ -41,6 +41,11 @@
    process's peak resident memory after the model (``ru_maxrss``; the sizes grow, so it is
    the largest model's so far).
 
+``--force-tol F`` (N, default 0: Newton to the round-off of the unknowns) gives flexmb an absolute
+residual tolerance (``NewtonSettings(force_tol=F)``); with F equal to ``--exudyn-atol`` both codes
+stop their Newton iterations on the same absolute test, which compares their steps at equal
+settings (the tip deflections printed show what it costs in accuracy).
+
 ``--fresh-lu`` starts every step with its own LU (no factorisation kept from the step before,
 :class:`~flexmb.integrators.newton.KeptFactorization`), to compare. Run
 ``python benchmarks/bench_scaling.py [--exudyn /work/exudyn_venv/bin/python] [--skip-big | --skip-spin-up]``.
@@ -126,10 +131,11 @@ def plate(n_dof: float) -> fm.Assembly:
 
 # -------------------------------------------------------------- measuring
 def measure(label: str, asm: fm.Assembly, dt: float, steps: int, repeat: int,
-            tip: Callable[[fm.TimeHistory], float] | None = None) -> dict:
+            tip: Callable[[fm.TimeHistory], float] | None = None, force_tol: float = 0.0) -> dict:
     """Run ``steps`` steps from rest after a one-step warm-up; the totals and the split (s per step);
-    with ``tip``, the run's tip deflection at its end (m)."""
-    kw = dict(progress=False, keep_newton_logs=True)
+    with ``tip``, the run's tip deflection at its end (m); ``force_tol`` (N): NewtonSettings'."""
+    settings = fm.NewtonSettings(force_tol=force_tol)
+    kw = dict(progress=False, keep_newton_logs=True, newton=settings)
     fm.integrate(asm, dt, dt, **kw)                                 # warm-up: kernels compiled or loaded
     wall, cpu = time.perf_counter(), time.process_time()
     h = fm.integrate(asm, dt, steps * dt, **kw)
@@ -152,7 +158,6 @@ def measure(label: str, asm: fm.Assembly, dt: float, steps: int, repeat: int,
     s.stretch = h.stretch[-2] if np.size(h.stretch[-2]) else None
     u1 = scheme.predict(s, dt)                                      # the last step's start point
     u1[asm.dofs.prescribed] = asm.prescribed_values(s.t + dt)
-    settings = fm.NewtonSettings()
     if scheme.solve_step(s, dt, u1.copy(), settings, asm.characteristic_length) is not None:
         row["kernels"] = cpu_median(lambda: scheme.solve_step(s, dt, u1.copy(), settings,
                                                               asm.characteristic_length), repeat)
@@ -221,6 +226,8 @@ def main() -> None:
     parser.add_argument("--exudyn-repeat", type=int, default=3)
     parser.add_argument("--exudyn-atol", type=float, default=1e-3,
                         help="Exudyn's absolute Newton tolerance (N); its default 1e-5 fails from 256 elements")
+    parser.add_argument("--force-tol", type=float, default=0.0,
+                        help="flexmb's absolute Newton tolerance (N); 0: to the round-off of the unknowns")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--big-sizes", type=float, nargs="*", default=[1e4, 1e5])
     parser.add_argument("--huge", action="store_true", help="add 1e6 unknowns to the Beam3D and shell models")
@@ -234,12 +241,13 @@ def main() -> None:
         newton_module.KeptFactorization.take = lambda self, key: (None, None)
     load = os.getloadavg()[0]
     print(f"load average {load:.2f} at start; {os.cpu_count()} cores; CPU and wall per step, "
-          f"spin-up: dt = {DT} s, {STEPS} steps")
+          f"spin-up: dt = {DT} s, {STEPS} steps; flexmb's force_tol {args.force_tol:g} N"
+          + (f", Exudyn's absoluteTolerance {args.exudyn_atol:g} N" if args.exudyn else ""))
     sizes = [] if args.skip_spin_up else args.sizes + ([args.largest] if args.largest else [])
     rows, peers = [], {}
     for n in sizes:
         asm, tip = spin_up(n)
-        row = measure(f"spin-up {n}", asm, DT, STEPS, args.repeat, tip)
+        row = measure(f"spin-up {n}", asm, DT, STEPS, args.repeat, tip, args.force_tol)
         row["n"] = n
         rows.append(row)
         if args.exudyn:

@@ -110,14 +110,15 @@ def _log_record(log) -> tuple:
 
 
 @pytest.mark.filterwarnings("ignore::flexmb.FlexmbWarning")        # the cut-backs' branch-change warnings
-@pytest.mark.parametrize("case", ["plain", "cut-backs", "failure", "round-off"])
+@pytest.mark.parametrize("case", ["plain", "cut-backs", "failure", "round-off", "force-tol"])
 def test_compiled_newton_solve_equals_newton_solve(case, monkeypatch):
     asm, v0 = _spinning_beam()
     # "round-off": no residual or increment test can pass, so every step ends by the round-off test
     kw = {"plain": dict(), "cut-backs": dict(newton=NewtonSettings(max_iterations=3), cutback_check="warn"),
           "failure": dict(newton=NewtonSettings(max_iterations=1), max_cutbacks=1),
-          "round-off": dict(newton=NewtonSettings(residual_tol=0.0, increment_tol=0.0, stagnation_tol=0.0))}[case]
-    dt = {"plain": 0.05, "cut-backs": 0.4, "failure": 0.05, "round-off": 0.05}[case]
+          "round-off": dict(newton=NewtonSettings(residual_tol=0.0, increment_tol=0.0, stagnation_tol=0.0)),
+          "force-tol": dict(newton=NewtonSettings(force_tol=1e-4))}[case]
+    dt = {"plain": 0.05, "cut-backs": 0.4, "failure": 0.05, "round-off": 0.05, "force-tol": 0.05}[case]
     fast = _run(asm, v0, dt, 20, False, monkeypatch, **kw)
     slow = _run(asm, v0, dt, 20, True, monkeypatch, **kw)
     if case == "failure":
@@ -132,6 +133,9 @@ def test_compiled_newton_solve_equals_newton_solve(case, monkeypatch):
         assert fast.cutbacks > 0
     if case == "round-off":
         assert {log.criterion for log in fast.newton_logs} == {"round-off"}
+    if case == "force-tol":          # the absolute test ends steps the relative one would not end
+        ended = [log for log in fast.newton_logs if log.criterion == "residual"]
+        assert any(1e-10 * log.force_scale < log.residual_norms[-1] <= 1e-4 for log in ended)
 
 
 def test_compiled_newton_solve_reports_a_singular_jacobian_as_newton_solve(monkeypatch):

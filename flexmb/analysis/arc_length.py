@@ -322,7 +322,7 @@ class _Corrector:
             log.force_scale = scale
             if not np.isfinite(rn):
                 raise NewtonFailure(f"residual is not finite at iteration {k}", log)
-            if rn <= s.residual_tol * scale:
+            if rn <= s.residual_tol * scale or rn <= s.force_tol:
                 log.converged, log.criterion = True, "residual"
                 return self.state(x, lam, (r, matrix, q)), du, dlam, log
             if k == s.max_iterations:

@@ -145,7 +145,7 @@ def beam2d_mid_point_newton(X, EA, EI, second_order, edofs, entry_map, cubic, al
                             mass_indptr, mass_indices, mass_values, mass_data, free, director_dofs,
                             director_inertia, director_diagonal, director_free,
                             u0, v0, stretch0, momentum_norm0, dt, mass_factor, f_m,
-                            jacobian_indptr, jacobian_indices, length_scale, residual_tol, increment_tol,
+                            jacobian_indptr, jacobian_indices, length_scale, residual_tol, force_tol, increment_tol,
                             max_iterations, increment_gate, stagnation_tol, round_off_factor, magnitudes,
                             pivot_tol, absurd_correction, capped, max_rotation_correction, u1, g, data, d, v1, a_m,
                             director, residual_norms, force_scales, increment_norms, smallest_pivots, correction):
@@ -231,7 +231,7 @@ def beam2d_mid_point_newton(X, EA, EI, second_order, edofs, entry_map, cubic, al
         n_norms += 1
         if not rn < np.inf:
             return NOT_FINITE_RESIDUAL, k, evaluated, n_norms, n_increments, n_factorizations
-        if rn <= residual_tol * scale:
+        if rn <= residual_tol * scale or rn <= force_tol:
             return CONVERGED_RESIDUAL, k, evaluated, n_norms, n_increments, n_factorizations
         if k == max_iterations:
             break

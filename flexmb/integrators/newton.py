@@ -8,7 +8,8 @@ non-symmetric and is never symmetrised. Large models reuse a factorisation withi
 the residual contracts fast enough (modified Newton, ``newton_solve(..., modified=True)``).
 
 Convergence, tested after every correction in this order: ``|r| <= residual_tol * force_scale``
-(force_scale is the largest of the force terms in the residual, supplied by the caller); or, once
+(force_scale is the largest of the force terms in the residual, supplied by the caller) or, when
+the user gives an absolute tolerance, ``|r| <= force_tol`` (N); or, once
 the residual has reached the level where round-off dominates (stiff bars: ``|r| <= 1e-6
 force_scale``), the correction ``|dx| <= increment_tol * length_scale``; or (**round-off**) the
 correction is below the round-off of the unknowns themselves,
@@ -53,9 +54,16 @@ import scipy.sparse as sp
 
 @dataclass
 class NewtonSettings:
-    """Tolerances of the Newton iteration (relative, dimensionless)."""
+    """Tolerances of the Newton iteration (relative, dimensionless, but ``force_tol``)."""
 
     residual_tol: float = 1e-10
+    #: an absolute residual tolerance (N, N m for moment rows): a residual norm at or below it
+    #: converges whatever the force scale. 0 (the default) switches it off: the iteration then
+    #: goes on to the round-off of the unknowns, which the mid-point scheme's energy statement
+    #: relies on. A tolerance like Exudyn's ``absoluteTolerance`` saves one to three iterations a
+    #: step where the residual cannot reach ``residual_tol`` (a fine mesh turning slowly) and
+    #: trades the energy balance to round-off for it (docs/speed.md has the measurements)
+    force_tol: float = 0.0
     increment_tol: float = 1e-12
     max_iterations: int = 40
     #: the residual must be at least this small (relative) before the increment criterion counts
@@ -75,7 +83,8 @@ class NewtonSettings:
         from flexmb.checks import ModelError, integer, real       # flexmb.checks imports this module lazily
         from flexmb.integrators import sparse_lu
 
-        for name in ("residual_tol", "increment_tol", "increment_gate", "stagnation_tol", "round_off_factor"):
+        for name in ("residual_tol", "force_tol", "increment_tol", "increment_gate", "stagnation_tol",
+                     "round_off_factor"):
             setattr(self, name, real(getattr(self, name), f"NewtonSettings: {name}", low=0.0))
         self.max_iterations = integer(self.max_iterations, "NewtonSettings: max_iterations", low=1)
         try:
@@ -548,7 +557,7 @@ def newton_solve(residual_and_jacobian: ResidualFunction, x0: np.ndarray, length
         log.force_scales.append(scale)
         if not rn < math.inf:                                 # nan or inf
             raise NewtonFailure(f"residual is not finite at iteration {k}", log)
-        if rn <= s.residual_tol * scale:
+        if rn <= s.residual_tol * scale or rn <= s.force_tol:
             log.converged, log.criterion = True, "residual"
             return _converged(x, log, kept, lu, factored)
         if k == s.max_iterations:

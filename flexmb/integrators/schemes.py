@@ -439,7 +439,8 @@ class MidPoint(Scheme):
         increment_norms, smallest_pivots, correction = np.empty(m), np.empty(m), np.empty(nf)
         outcome, k, scale, *counts = self._newton_kernel(
             *plan[1], s.u, s.v, _EMPTY if s.stretch is None else s.stretch, s.momentum_norm, dt, 2.0 / dt**2, f_m,
-            asm.pattern_indptr, asm.pattern_indices, length_scale, settings.residual_tol, settings.increment_tol, m,
+            asm.pattern_indptr, asm.pattern_indices, length_scale, settings.residual_tol, settings.force_tol,
+            settings.increment_tol, m,
             settings.increment_gate, settings.stagnation_tol, settings.round_off_factor,
             asm.round_off_lengths[asm.dofs.free], newton.pivot_tolerance(nf) if check_singular else 0.0,
             newton.ABSURD_CORRECTION, self._capped, MAX_ROTATION_CORRECTION,
