@@ -109,15 +109,27 @@ class Bushing(ElementGroup):
             return np.broadcast_to(np.eye(self.dim), (self.n_elements, self.dim, self.dim))
         return self._R(u, 0)
 
+    def _reference_chord(self, X: np.ndarray) -> np.ndarray:
+        """p_b - p_a in the reference configuration (n_el, dim), zero up to round-off (both sides
+        carry the bushing point), a new array. The chord is this plus the displacements' part,
+        never formed from absolute positions, so its round-off does not grow with the distance
+        of the model from the origin."""
+        r = np.zeros((self.n_elements, self.dim)) if self.anchor is None else -self.anchor
+        for end, _, sign in self._sides():
+            r = r + sign * X[:, end]
+        for end, _, sign in self._sides():
+            r += sign * self.offsets[:, end]
+        return r
+
     def _chord(self, X: np.ndarray, u: np.ndarray):
         """r = p_b - p_a (n_el, dim), G_r = dr/du (spins) (n_el, dim, ne), rotated offsets per side."""
         d, n = self.dim, self.n_elements
-        r = np.zeros((n, d)) if self.anchor is None else -self.anchor.copy()
+        r = self._reference_chord(X)
         G = np.zeros((n, d, self.ndof))
         rotated = []
         for end, first, sign in self._sides():
             Rs = _mv(self._R(u, first), self.offsets[:, end])
-            r += sign * (X[:, end] + u[:, first:first + d] + Rs)
+            r += sign * (u[:, first:first + d] + (Rs - self.offsets[:, end]))
             G[:, :, first:first + d] += sign * np.eye(d)
             if d == 2:
                 G[:, :, first + 2] += sign * Rs @ _J.T
@@ -291,7 +303,7 @@ class Bushing(ElementGroup):
         """Mid-point force of the springs (dt None) or of the dampers (n_el, ne) and its derivative
         w.r.t. the step increment d (n_el, ne, ne)."""
         d, n, ne = self.dim, self.n_elements, self.ndof
-        r0 = np.zeros((n, d)) if self.anchor is None else -self.anchor.copy()
+        r0 = self._reference_chord(X)
         r1 = r0.copy()
         Gm, G1 = np.zeros((n, d, ne)), np.zeros((n, d, ne))
         sides = []
@@ -299,8 +311,8 @@ class Bushing(ElementGroup):
             s = self.offsets[:, end]
             R0, R1 = self._R(u0, first), self._R(u1, first)
             a0, a1 = _mv(R0, s), _mv(R1, s)
-            r0 += sign * (X[:, end] + u0[:, first:first + d] + a0)
-            r1 += sign * (X[:, end] + u1[:, first:first + d] + a1)
+            r0 += sign * (u0[:, first:first + d] + (a0 - s))
+            r1 += sign * (u1[:, first:first + d] + (a1 - s))
             Gm[:, :, first:first + d] += sign * np.eye(d)
             G1[:, :, first:first + d] += sign * np.eye(d)
             if d == 2:

@@ -5,7 +5,10 @@ node) at an offset, or fixed in space (the ground).
 Geometry. Attachment point P of a side: ``p = X + u + R s``, s the offset in the body frame
 (the reference orientation), R the side's rotation (2D ``A(theta)``, 3D ``exp(hat(psi))``; R = I
 and s = 0 on a node without rotations; p fixed on the ground). Chord ``r = p_b - p_a``,
-length l = |r|, direction e = r / l. Spring force (tension positive)
+length l = |r|, direction e = r / l. The chord is formed as its reference value plus the
+displacements' part, ``r = r_ref + sum_sides +-(u + R s - s)``, never from absolute positions,
+so its round-off is that of the displacements and offsets wherever the model lies (a pendulum
+hung 1e6 m from the origin converges as at the origin). Spring force (tension positive)
 ``F(l) = k (l - L0) + F_pre``, potential ``V(l) = k (l - L0)^2 / 2 + F_pre (l - L0)``; damper
 force ``F_d = c ldot``.
 
@@ -171,19 +174,24 @@ class PointSpringDamper(ElementGroup):
             return _planar(u[:, first + 2])
         return exp_map(u[:, first + 3:first + 6])
 
-    def _offset_points(self, X: np.ndarray) -> np.ndarray:
-        """The nodes' reference positions plus their offsets, (n_el, n_nodes, dim)."""
-        return X + self.offsets
+    def _reference_chord(self, X: np.ndarray) -> np.ndarray:
+        """r_ref = p_b - p_a in the reference configuration (n_el, dim), a new array: the
+        difference of the reference points first (exact for nearby points), then the offsets."""
+        r = np.zeros((self.n_elements, self.dim)) if self.anchor is None else -self.anchor
+        for end, _, sign in self._slots():
+            r = r + sign * X[:, end]
+        for end, _, sign in self._slots():
+            r += sign * self.offsets[:, end]
+        return r
 
     def _chord(self, X: np.ndarray, u: np.ndarray):
         """Chord r (n_el, dim), G = dr/du (n_el, dim, ne) (spins at rotations), rotated offsets."""
         d = self.dim
-        Xp = self._offset_points(X)
-        r = np.zeros((self.n_elements, d)) if self.anchor is None else -self.anchor.copy()
+        r = self._reference_chord(X)
         G = np.zeros((self.n_elements, d, self.ndof))
         rotated = []
         for end, first, sign in self._slots():
-            r += sign * (Xp[:, end] + u[:, first:first + d])
+            r += sign * u[:, first:first + d]
             G[:, :, first:first + d] += sign * np.eye(d)
             Rs = None
             if self.has_rotations:
@@ -277,16 +285,15 @@ class PointSpringDamper(ElementGroup):
         derivative w.r.t. the step increment d (n_el, ne, ne)."""
         d = self.dim
         n = self.n_elements
-        Xp = self._offset_points(X)
-        r0 = np.zeros((n, d)) if self.anchor is None else -self.anchor.copy()
+        r0 = self._reference_chord(X)
         r1 = r0.copy()
         Gm = np.zeros((n, d, self.ndof))                                  # r1 - r0 = Gm d
         G1 = np.zeros((n, d, self.ndof))                                  # dr1/dd
         sides = []
         for end, first, sign in self._slots():
             t = slice(first, first + d)
-            r0 += sign * (Xp[:, end] + u0[:, t])
-            r1 += sign * (Xp[:, end] + u1[:, t])
+            r0 += sign * u0[:, t]
+            r1 += sign * u1[:, t]
             Gm[:, :, t] += sign * np.eye(d)
             G1[:, :, t] += sign * np.eye(d)
             if not self.has_rotations:
