@@ -14,6 +14,7 @@ import scipy.sparse as sp
 import flexmb as fm
 from models import truss_bays
 from flexmb.integrators import NewtonFailure, NewtonLog, NewtonSettings, newton_solve
+from flexmb.integrators.newton import Factorization
 
 NEAR = 0.1                      # relative residual below which the iterate is "near the solution"
 ROUND_OFF = 1e3 * np.finfo(float).eps
@@ -236,3 +237,34 @@ def test_absolute_force_tolerance_trades_iterations_for_the_energy_balance():
 def test_negative_force_tolerance_is_refused():
     with pytest.raises(fm.ModelError, match="force_tol"):
         NewtonSettings(force_tol=-1.0)
+
+
+def test_a_linear_model_is_factorised_once_per_load_step(monkeypatch):
+    """A linear model's Jacobian does not change: Newton keeps its factorisation for the second
+    iteration, and load control's check of the tangent at both ends of the increment takes it
+    too, so a load step of a linear solid (above the dense limit) makes one LU, not three or
+    four (measured: 61 000 unknowns of tet10, 59.5 s before, 30 s after); the displacement is
+    K^-1 f to 1e-10."""
+    import scipy.sparse.linalg as spla
+
+    import flexmb.analysis.statics as statics
+    from flexmb.io.solid_mesh import box
+
+    X, cells = box(1.0, 0.1, 0.1, 8, 2, 2, "tet10")
+    m = fm.Model(dim=3)
+    m.add_nodes(X)
+    m.add_solid(cells, E=2.1e11, nu=0.3)
+    for node in np.flatnonzero(X[:, 0] == 0.0):
+        m.fix(int(node), ["ux", "uy", "uz"])
+    tip = np.flatnonzero(X[:, 0] == 1.0)
+    for node in tip:
+        m.add_load(int(node), "uz", -100.0 / tip.size)
+    made = []
+    monkeypatch.setattr(statics, "Factorization", lambda K: made.append(K) or Factorization(K))
+    path = fm.load_control(m, [0.5, 1.0], progress=False)
+    assert [log.factorizations for log in path.newton_logs] == [1, 1] and not made
+    asm = fm.Assembly(m)
+    K = asm.free_matrix(asm.force_and_tangent(np.zeros(asm.n_dof))[1])
+    f = asm.external_force(1.0, statics=True)[asm.dofs.free]
+    u = spla.spsolve(K.tocsc(), f)
+    assert np.abs(np.asarray(path.u[-1])[asm.dofs.free] - u).max() <= 1e-10 * np.abs(u).max()

@@ -95,6 +95,7 @@ from flexmb.analysis.arpack import start_vector
 from flexmb.assembly import Assembly
 from flexmb.checks import (FlexmbWarning, _check_assembly, _state_vector, integer, keywords_listed,
                            methods_keywords_listed, real)
+from flexmb.integrators import sparse_lu
 from flexmb.model import Model, ModelError
 from flexmb.results import ModelLayout, ModeShapes
 
@@ -570,7 +571,11 @@ def _lowest_eigenpairs(K, M, k: int, dense: bool, scale: float, null: np.ndarray
         return found
     if sp.issparse(K):
         K, M = K.tocsc(), M.tocsc()
-        solve = spla.splu((K - shift * M).tocsc(), permc_spec="MMD_AT_PLUS_A").solve
+        shifted = (K - shift * M).tocsc()
+        if sparse_lu.backend("auto", K.shape[0]) == "pardiso":
+            solve = sparse_lu.PardisoLU(shifted, diagonal=False).solve        # 4-5x SuperLU's speed on solids
+        else:
+            solve = spla.splu(shifted, permc_spec="MMD_AT_PLUS_A").solve
     else:                       # the dense matrices of a model with joints, on the constraint null space
         solve = functools.partial(sla.lu_solve, sla.lu_factor(K - shift * M))
     if not sym:
@@ -640,7 +645,7 @@ def _count_check(K, M, values: np.ndarray, scale: float, solver: str, final: boo
     count = _count_below(K, M, tau)
     found = int(np.count_nonzero(values < tau))
     if count is None:
-        warnings.warn(f"natural_modes: the factorisation of K - {tau:.3g} M needed off-diagonal pivots, so the "
+        warnings.warn(f"natural_modes: the factorisation of K - {tau:.3g} M needed off-diagonal or perturbed pivots, so the "
                       f"{found} eigenvalue(s) {solver} found below {tau:.3g} (rad/s)^2 (zero-frequency and unstable "
                       "modes) could not be checked to be all", FlexmbWarning, stacklevel=5)
         return True
@@ -660,7 +665,13 @@ def _count_below(K, M, tau: float) -> int | None:
     L D L^T = P (K - tau M) P^T. Sparse: SuperLU with diagonal pivots only (then U = D L^T); None
     if it had to pivot off the diagonal (the count is then unknown). Dense: LAPACK's
     Bunch-Kaufman L D L^T, D of 1x1 and 2x2 blocks (a 2x2 block has a negative determinant when
-    its two eigenvalues differ in sign)."""
+    its two eigenvalues differ in sign). Large sparse matrices, with PARDISO installed (from
+    :data:`~flexmb.integrators.sparse_lu.PARDISO_FROM` unknowns): its symmetric indefinite
+    L D L^T counts them (:func:`~flexmb.integrators.sparse_lu.symmetric_inertia`; None if it
+    perturbed a pivot)."""
+    if sp.issparse(K) and sparse_lu.backend("auto", K.shape[0]) == "pardiso":
+        inertia = sparse_lu.symmetric_inertia((K - tau * M).tocsc())
+        return None if inertia is None else inertia[1]
     if sp.issparse(K):
         lu = spla.splu((K - tau * M).tocsc(), permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0,
                        options={"SymmetricMode": True})

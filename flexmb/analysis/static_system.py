@@ -42,7 +42,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from flexmb.assembly import Assembly
-from flexmb.integrators.newton import MAX_ROTATION_CORRECTION, NewtonLog, NewtonSettings, newton_solve
+from flexmb.integrators.newton import (MAX_ROTATION_CORRECTION, KeptFactorization, NewtonLog, NewtonSettings,
+                                     newton_solve)
 
 #: forces(u (n_dof,), load, tangent) -> (g = q - f (n_dof,), dg/du data (nnz,) or None, force
 #: scale F in N); ``load`` is the load factor (statics) or unused (equilibrium at a time)
@@ -163,14 +164,15 @@ class StaticSystem:
                 dx = dx * (MAX_ROTATION_CORRECTION / largest)
         return np.concatenate([self.asm.update(self.u, du)[self.free], x[self.nf:] + dx[self.nf:]])
 
-    def solve(self, x0: np.ndarray, settings: NewtonSettings, determinant_signs: bool = False
-              ) -> tuple[np.ndarray, NewtonLog]:
-        """Newton from x0 (:func:`newton_solve`); raises its NewtonFailure."""
+    def solve(self, x0: np.ndarray, settings: NewtonSettings, determinant_signs: bool = False,
+              last: KeptFactorization | None = None) -> tuple[np.ndarray, NewtonLog]:
+        """Newton from x0 (:func:`newton_solve`, which leaves its last factorisation in ``last``);
+        raises its NewtonFailure."""
         return newton_solve(self.residual, x0, self.length, settings, self.update, determinant_signs=determinant_signs,
-                            magnitudes=self.magnitudes)
+                            magnitudes=self.magnitudes, last=last)
 
-    def solve_by_continuation(self, x0: np.ndarray, settings: NewtonSettings, determinant_signs: bool = False
-                              ) -> tuple[np.ndarray, NewtonLog]:
+    def solve_by_continuation(self, x0: np.ndarray, settings: NewtonSettings, determinant_signs: bool = False,
+                              last: KeptFactorization | None = None) -> tuple[np.ndarray, NewtonLog]:
         """Newton from x0 found no stiffness (a flexible mechanism at rest: see the module
         docstring). Solve ``g + mu M (u - u_k) = 0`` from the previous solution u_k for mu falling
         by 10 per stage, then the plain equations from the last stage; the log is the last solve's."""
@@ -187,7 +189,7 @@ class StaticSystem:
                 mu *= 0.1
         finally:
             self.mu = 0.0
-        return self.solve(x, settings, determinant_signs)
+        return self.solve(x, settings, determinant_signs, last)
 
     # ------------------------------------------------------------------ results
     def reaction(self) -> np.ndarray:

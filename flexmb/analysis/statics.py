@@ -39,12 +39,14 @@ from pathlib import Path
 from typing import Sequence
 
 import numpy as np
+import scipy.sparse as sp
 
 from flexmb.analysis.diagnostics import SingularSystemError, statics_error
 from flexmb.analysis.static_system import StaticSystem
 from flexmb.assembly import Assembly
 from flexmb.checks import FlexmbWarning, check_load_control, keywords_listed, real
-from flexmb.integrators.newton import Factorization, NewtonFailure, NewtonLog, NewtonSettings, SingularJacobian
+from flexmb.integrators.newton import (Factorization, KeptFactorization, NewtonFailure, NewtonLog, NewtonSettings,
+                                     SingularJacobian, same_matrix)
 from flexmb.model import Model
 from flexmb.progress import Progress
 from flexmb.results import ModelLayout, StaticPath
@@ -134,14 +136,15 @@ def _solve_at(system: StaticSystem, u_start: np.ndarray, lam_start: float, lam: 
     u[asm.dofs.prescribed] = asm.prescribed_values(lam, statics=True)
     system.load = lam
     x0 = system.start(u)
+    tangents.newton = KeptFactorization()
     try:
-        x, log = system.solve(x0, settings, determinant_signs=True)
+        x, log = system.solve(x0, settings, determinant_signs=True, last=tangents.newton)
     except SingularJacobian as exc:
         if exc.iteration or not system.n_c:
             raise
         # a flexible mechanism: no stiffness along its motions at the start, whatever the increment
         try:
-            x, log = system.solve_by_continuation(x0, settings, determinant_signs=True)
+            x, log = system.solve_by_continuation(x0, settings, determinant_signs=True, last=tangents.newton)
         except NewtonFailure:
             raise exc from None
         end = system.matrix(x)
@@ -180,13 +183,16 @@ def _factorization(K) -> Factorization | None:
 
 class _Tangents:
     """The factorised Newton matrix of the last converged state, reused at the start of the next
-    increment (None where singular); with joints the matrix on the free DOFs and the multipliers."""
+    increment (None where singular); with joints the matrix on the free DOFs and the multipliers.
+    ``newton`` holds the last factorisation of the increment's Newton solve: a matrix equal to
+    the one it factorised (a linear model's) takes it instead of a new LU."""
 
     def __init__(self, system: StaticSystem) -> None:
         self.system = system
         self.u: np.ndarray | None = None
         self.lam = 0.0
         self.lu: Factorization | None = None
+        self.newton = KeptFactorization()
 
     def at(self, u: np.ndarray, lam: float) -> Factorization | None:
         if self.u is None or self.lam != lam or not np.array_equal(self.u, u):
@@ -194,7 +200,9 @@ class _Tangents:
         return self.lu
 
     def store(self, u: np.ndarray, lam: float, K) -> None:
-        self.u, self.lam, self.lu = u.copy(), lam, _factorization(K)
+        known = self.newton.matrix
+        same = known is not None and sp.issparse(K) and same_matrix(K, known)
+        self.u, self.lam, self.lu = u.copy(), lam, self.newton.lu if same else _factorization(K)
 
 
 def _matrix(system: StaticSystem, u: np.ndarray, lam: float, multipliers: np.ndarray | None = None):

@@ -496,7 +496,7 @@ def newton_solve(residual_and_jacobian: ResidualFunction, x0: np.ndarray, length
                  determinant_signs: bool = False, modified: bool = False,
                  magnitudes: np.ndarray | None = None,
                  check_singular: bool = True, kept: KeptFactorization | None = None,
-                 kept_key: float = math.nan) -> tuple[np.ndarray, NewtonLog]:
+                 kept_key: float = math.nan, last: KeptFactorization | None = None) -> tuple[np.ndarray, NewtonLog]:
     """Solve r(x) = 0 from ``x0``.
 
     ``residual_and_jacobian(x)`` returns ``(r, J, force_scale)`` with r (n,), J a sparse (n, n)
@@ -534,13 +534,18 @@ def newton_solve(residual_and_jacobian: ResidualFunction, x0: np.ndarray, length
     contract by :data:`REUSE_CONTRACTION` goes on as full Newton (from the start point if the
     residual grew). Not with ``check_singular``, whose pivot test belongs to the start point's
     Jacobian.
+
+    A sparse Jacobian equal to the one last factorised (same pattern and values: a linear model)
+    keeps that factorisation. ``last``: a converged solve leaves there its last sparse
+    factorisation and a copy of the matrix it factorised (:func:`same_matrix` tells a caller
+    whether a matrix of its own is that one; statics reuses it for the tangent at the solution).
     """
     s = settings or NewtonSettings()
     x = np.array(x0, dtype=float)
     log = NewtonLog()
     tiny = _TINY
     reusable = modified                  # the function takes the tangent flag
-    lu = factored = None
+    lu = factored = factored_data = None
     if modified and kept is not None and not check_singular:
         lu, factored = kept.take(kept_key)
     else:
@@ -559,7 +564,7 @@ def newton_solve(residual_and_jacobian: ResidualFunction, x0: np.ndarray, length
             raise NewtonFailure(f"residual is not finite at iteration {k}", log)
         if rn <= s.residual_tol * scale or rn <= s.force_tol:
             log.converged, log.criterion = True, "residual"
-            return _converged(x, log, kept, lu, factored)
+            return _converged(x, log, kept, lu, factored, last, factored_data)
         if k == s.max_iterations:
             break
         if (modified and J is None and k > 0 and rn > REUSE_CONTRACTION * log.residual_norms[-2]
@@ -576,7 +581,14 @@ def newton_solve(residual_and_jacobian: ResidualFunction, x0: np.ndarray, length
                 x = previous
             r, J, scale = residual_and_jacobian(x, True)
         if J is not None:
-            lu, factored = _factorize(J, log, k, determinant_signs, check_singular, s.solver), J
+            if factored_data is not None and same_matrix(J, factored, factored_data):
+                # a Jacobian equal to the one factorised (a linear model: solids, linear shells,
+                # imported matrices) keeps its factorisation; the log repeats that LU's sign
+                if determinant_signs:
+                    log.tangent_signs.append(lu.determinant_sign)
+            else:
+                lu, factored = _factorize(J, log, k, determinant_signs, check_singular, s.solver), J
+                factored_data = J.data.copy() if J.shape[0] > DENSE_LIMIT else None
             J = None
         dx, dn = _correction(lu, factored, r, log, k, length_scale)
         previous = x
@@ -590,23 +602,38 @@ def newton_solve(residual_and_jacobian: ResidualFunction, x0: np.ndarray, length
         log.increment_norms.append(dn)
         if dn <= s.increment_tol * length_scale and rn <= s.increment_gate * scale:
             log.converged, log.criterion = True, "increment"
-            return _converged(x, log, kept, lu, factored)
+            return _converged(x, log, kept, lu, factored, last, factored_data)
         if at_round_off(dn, x, magnitudes, s.round_off_factor):
             log.converged, log.criterion = True, "round-off"
-            return _converged(x, log, kept, lu, factored)
+            return _converged(x, log, kept, lu, factored, last, factored_data)
         if _stagnated(log, s, length_scale, lambda: residual_floor(factored if J is None else J, x, magnitudes)):
             log.converged, log.criterion = True, "stagnation"
-            return _converged(x, log, kept, lu, factored)
+            return _converged(x, log, kept, lu, factored, last, factored_data)
     raise NewtonFailure(f"no convergence in {s.max_iterations} iterations "
                         f"(|r|/F = {log.residual_norms[-1] / log.force_scale:.3e}, "
                         f"{_trend(log.relative_residuals())})", log)
 
 
+def same_matrix(J: sp.spmatrix, factored: sp.spmatrix, data: np.ndarray | None = None) -> bool:
+    """Whether sparse J equals the matrix ``factored`` (same format, pattern and values), whose
+    data were ``data`` when it was factorised (default its data now: its arrays may have been
+    reused since)."""
+    data = factored.data if data is None else data
+    return (J.format == factored.format and J.shape == factored.shape and J.nnz == data.size
+            and np.array_equal(J.indptr, factored.indptr) and np.array_equal(J.indices, factored.indices)
+            and np.array_equal(J.data, data))
+
+
 def _converged(x: np.ndarray, log: NewtonLog, kept: KeptFactorization | None, lu: Factorization | None,
-               factored: sp.spmatrix | None) -> tuple[np.ndarray, NewtonLog]:
-    """newton_solve's return at convergence; its last factorisation goes to ``kept``."""
+               factored: sp.spmatrix | None, last: KeptFactorization | None = None,
+               factored_data: np.ndarray | None = None) -> tuple[np.ndarray, NewtonLog]:
+    """newton_solve's return at convergence; its last factorisation goes to ``kept``, and with
+    the matrix it factorised (a copy) to ``last``."""
     if kept is not None:
         kept.keep(lu, factored)
+    if last is not None and factored_data is not None:
+        last.keep(lu, sp.csc_matrix((factored_data, factored.indices.copy(), factored.indptr.copy()),
+                                    shape=factored.shape) if factored.format == "csc" else None)
     return x, log
 
 

@@ -215,21 +215,64 @@ class _PardisoPattern:
                                f"{_ERRORS.get(error.value, 'unknown')}")
 
 
-def _pardiso(pt, phase, n, data, indptr, indices, nrhs, iparm, b, x, error) -> None:
+def _pardiso(pt, phase, n, data, indptr, indices, nrhs, iparm, b, x, error, mtype: int = 11) -> None:
     i32 = ctypes.c_int32
     one, perm = i32(1), np.zeros(1, dtype=np.int32)
     _mkl().pardiso(pt.ctypes.data_as(ctypes.POINTER(ctypes.c_int64)), ctypes.byref(one), ctypes.byref(one),
-                   ctypes.byref(i32(11)), ctypes.byref(i32(phase)), ctypes.byref(i32(n)), data.ctypes.data,
+                   ctypes.byref(i32(mtype)), ctypes.byref(i32(phase)), ctypes.byref(i32(n)), data.ctypes.data,
                    indptr.ctypes.data, indices.ctypes.data, perm.ctypes.data, ctypes.byref(i32(nrhs)),
                    iparm.ctypes.data_as(ctypes.POINTER(i32)), ctypes.byref(i32(0)), b.ctypes.data, x.ctypes.data,
                    ctypes.byref(error))
 
 
-def _release(pt: np.ndarray, iparm: np.ndarray, n: int) -> None:
+def _release(pt: np.ndarray, iparm: np.ndarray, n: int, mtype: int = 11) -> None:
     """Free the memory of a PARDISO handle (phase -1)."""
     empty = np.zeros(1)
     _pardiso(pt, -1, n, empty, np.zeros(n + 1, dtype=np.int32), np.zeros(1, dtype=np.int32), 1, iparm,
-             empty, empty.copy(), ctypes.c_int32(0))
+             empty, empty.copy(), ctypes.c_int32(0), mtype)
+
+
+#: PARDISO's control parameters of :func:`symmetric_inertia` (real symmetric indefinite, type -2)
+_IPARM_SYMMETRIC = {
+    0: 1,       # these values, not the defaults
+    1: 2,       # METIS nested-dissection ordering
+    9: 8,       # small pivots perturbed to 1e-8 of the norm (then the count is not trusted)
+    10: 1,      # symmetric scaling and ...
+    12: 1,      # ... weighted matching, with 1x1 and 2x2 Bunch-Kaufman pivots
+    34: 1,      # zero-based indices
+}
+
+
+def symmetric_inertia(A: sp.spmatrix) -> tuple[int, int] | None:
+    """The numbers of positive and negative eigenvalues of the symmetric sparse matrix A (n, n)
+    (Sylvester's law of inertia on PARDISO's L D L^T with 1x1 and 2x2 pivots, matrix type -2),
+    or None when PARDISO perturbed a pivot (A singular or nearly so: the count is then not
+    known). Only A's lower triangle is read. Raises :class:`SolverNotInstalled` without pypardiso."""
+    _mkl()
+    n = A.shape[0]
+    # the CSC arrays of the lower triangle are the CSR arrays of the upper one, which PARDISO
+    # reads for a symmetric matrix; every diagonal entry must be stored, zeros too
+    lower = sp.coo_matrix(sp.tril(A))
+    rows = np.r_[lower.row, np.arange(n)]
+    cols = np.r_[lower.col, np.arange(n)]
+    values = np.r_[lower.data.astype(float), np.zeros(n)]
+    C = sp.csc_matrix((values, (rows, cols)), shape=(n, n))        # duplicates summed, zeros kept
+    C.sort_indices()
+    indptr, indices = C.indptr.astype(np.int32), C.indices.astype(np.int32)
+    data = np.ascontiguousarray(C.data)
+    pt, iparm = np.zeros(64, dtype=np.int64), np.zeros(64, dtype=np.int32)
+    for k, v in _IPARM_SYMMETRIC.items():
+        iparm[k] = v
+    error = ctypes.c_int32(0)
+    try:
+        _pardiso(pt, 12, n, data, indptr, indices, 1, iparm, np.zeros(1), np.zeros(1), error, -2)
+        if error.value != 0:
+            raise RuntimeError(f"PARDISO (symmetric indefinite) failed, error {error.value}: "
+                               f"{_ERRORS.get(error.value, 'unknown')}")
+        positive, negative, perturbed = int(iparm[21]), int(iparm[22]), int(iparm[13])
+    finally:
+        _release(pt, iparm, n, -2)
+    return None if perturbed else (positive, negative)
 
 
 #: the PARDISO patterns analysed, the newest last (a model's Jacobian keeps one pattern per run)
