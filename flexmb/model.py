@@ -44,7 +44,8 @@ from flexmb.elements.solid import Solid
 from flexmb.elements.truss import Truss
 from flexmb.io.shell_mesh import orientation
 from flexmb.model_forces import ForceElements
-from flexmb.multibody.joints import JOINT_KINDS, Drive, Joint, RigidBody, joint_frame
+from flexmb.multibody.joints import (JOINT_KINDS, SKEW_SUPPORT, Drive, Joint, RigidBody, joint_frame,
+                                     skew_support_conflict, skew_support_dofs, skew_support_frame)
 from flexmb.multibody.ties import Tie, default_tie_name
 from flexmb.sensors import Sensor, make_sensor
 
@@ -150,7 +151,8 @@ class Model(ForceElements):
         built by hand)
     Supports and prescribed motion
         :meth:`fix` (all or some DOFs of a node), :meth:`prescribe` (a DOF's value, constant
-        or f(t)), :meth:`add_symmetry_plane` (the DOFs a plane of symmetry fixes)
+        or f(t)), :meth:`add_symmetry_plane` (the DOFs a plane of symmetry fixes),
+        :meth:`add_skew_support` (DOFs fixed in a local frame: an inclined roller, a skewed edge)
     Masses
         :meth:`add_point_mass` (mass and rotary inertia at a node); element masses come with
         ``rho_A``, ``rho_I``, ``rho``
@@ -518,6 +520,47 @@ class Model(ForceElements):
         for node in chosen.tolist():
             for dof in [axes[k]] + (in_plane if rotating[node] else []):
                 self.prescribe(node, dof, 0.0)
+
+    @keywords_listed
+    def add_skew_support(self, node: int, frame: float | np.ndarray, dofs: Sequence[str] | str,
+                         name: str | None = None) -> Joint:
+        """Fix DOFs of ``node`` in a local frame: an inclined roller, a node on a skewed plate edge.
+
+        ``frame``: the local axes e_1, e_2, e_3 as the columns of a rotation matrix (3, 3) (2D: the
+        angle of e_1 from x in rad, or a (2, 2) matrix); orthonormal and right-handed to 1e-6.
+        ``dofs``: the local DOFs held at zero, ``"u1 u2 u3 r1 r2 r3"`` (2D ``"u1 u2 r3"``), a
+        space-separated string or a list: u_i the displacement along e_i (m), r_i the rotation
+        about e_i. A 3D rotation r_i keeps the turned local axis e_k normal to the fixed axis e_j
+        ((i, j, k) cyclic), which to first order is the rotation vector's component along e_i and
+        for large rotations a hinge's condition (fixing r1 and r2 leaves rotations about e_3 free).
+
+        The support is a constraint to the ground with Lagrange multipliers (a joint of kind
+        ``"skew support"`` in ``model.joints``; :mod:`flexmb.multibody.joints`): it works in statics,
+        dynamics, natural modes and ``linearize``; ``history.joint_reaction(name)`` gives its force
+        (and moment) on the node in the local frame. Components (CMS, modal bodies) and
+        ``linear_buckling`` refuse it. ``name`` for messages and results (default ``"skew support
+        node k"``). ModelError for a DOF fixed both ways (with :meth:`fix` too), a second skew
+        support on the node, or rotations on a node without them. Returns the joint.
+        """
+        node = self._check_node(node, "add_skew_support")
+        what = f"add_skew_support at node {node}"
+        local = skew_support_frame(self.dim, frame, what)
+        fixed = skew_support_dofs(self.dim, dofs, what)
+        name = item_name(name, f"skew support node {node}", what)
+        other = next((j for j in self.joints if j.kind == SKEW_SUPPORT and j.b == node), None)
+        if other is not None:
+            raise ModelError(f"{what}: node {node} has a skew support already ({other.name!r}); give all its "
+                             "local DOFs in one call")
+        joint = Joint(SKEW_SUPPORT, name, -1, node, np.r_[self.coordinates[node], np.zeros(3 - self.dim)],
+                      local, None, fixed)
+        # rotations decided by elements added later are checked again when the DOFs are numbered
+        globally = self.dof_names(True) if node in self.clamped else [d for n, d in self.prescribed if n == node]
+        why = skew_support_conflict(joint, self.dim, True, globally)
+        if why is not None:
+            raise ModelError(why)
+        self.joints.append(joint)
+        self.revision += 1
+        return joint
 
     # ------------------------------------------------------- masses and loads
     @keywords_listed

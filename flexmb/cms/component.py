@@ -45,6 +45,7 @@ from flexmb.checks import keywords_listed, methods_keywords_listed
 from flexmb.dofs import DofMap
 from flexmb.elements.base import ElementGroup
 from flexmb.model import Model, ModelError
+from flexmb.multibody.joints import refuse_skew_supports
 
 
 @methods_keywords_listed
@@ -475,6 +476,8 @@ def _group_position(model: Model, member: str | ElementGroup, component: str) ->
 
 
 def _refuse_bodies_and_joints(model: Model, what: str) -> None:
+    refuse_skew_supports(model.joints, what, "for a modal body, give the component without it and put the skew "
+                         "support on the main-model node tied to that body node (Model.tie)")
     if model.joints:
         raise ModelError(f"{what}: joint {model.joints[0].name!r} -- components are elastic structures of "
                          "element groups and point masses; joints are not supported in a component")

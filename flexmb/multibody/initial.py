@@ -22,7 +22,7 @@ from flexmb.elements.beam3d import Beam3D
 from flexmb.elements.shell3 import Shell3
 from flexmb.elements.truss import Truss
 from flexmb.model import ROTATION_NAMES, Model, ModelError
-from flexmb.multibody.joints import Joint, RigidBody
+from flexmb.multibody.joints import Joint, RigidBody, refuse_skew_supports
 from flexmb.rotations import exp_map, skew
 
 #: tolerances of the check, relative to the model size (positions) and to the largest speed
@@ -33,6 +33,8 @@ VELOCITY_TOL = 1e-8
 
 def refuse_joints(asm, analysis: str) -> None:
     """Joints are solved in time integration only so far: say so instead of ignoring them."""
+    refuse_skew_supports(asm.model.joints, analysis, "use the analyses that take joints (fm.load_control, "
+                         "fm.arc_length, fm.integrate, fm.natural_modes)")
     if asm.constraints is not None:
         items = [f"joint {j.name!r}" for j in asm.model.joints] + [t.label for t in asm.model.ties]
         raise ModelError(f"{analysis}: the model has joints or ties ({', '.join(items)}); "

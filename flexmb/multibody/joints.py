@@ -21,7 +21,18 @@ prismatic                 cylindrical and x_A . y_B = 0 (2D: line and angle)    
 fixed (weld)              p_A = p_B; x_A . y_B = y_A . z_B = z_A . x_B = 0      3 / 6
                           (2D: theta_B - theta_A = const)
 point on line (slider)    (p_B - p_A) . n_A = 0 for the normals of the line     1 / 2
+skew support              per fixed local DOF: (p_A - p_B) . e_i = 0 (u_i);     1-3 / 1-6
+                          e_j . R_B e_k = 0 (r_i, ijk cyclic; 2D theta_B = 0)
 ========================  ====================================================  ==========
+
+A skew support (:meth:`flexmb.model.Model.add_skew_support`) is a joint from the ground (side A,
+the local frame e_1 e_2 e_3 = the joint frame) to a node B at the node: its translation rows are
+linear in the displacement, so they hold exactly. Its 3D rotation row for r_i keeps the node's
+turned local axis R_B e_k normal to the fixed axis e_j, i.e. the (j, k) entry of the node's
+rotation written in the local frame stays zero: to first order this is the local component
+theta . e_i of the rotation vector (e_j . (theta x e_k) = -theta . e_i); for large rotations it is
+the holonomic constraint of a hinge (r1 and r2 fixed leave any rotation about e_3 free, like a
+revolute joint).
 
 A driven joint adds one rheonomic equation: revolute (relative angle f(t) about z_j; 2D
 theta_B - theta_A = f(t), 3D x_B . (-sin f x_A + cos f y_A) = 0) or prismatic (relative
@@ -37,13 +48,18 @@ from typing import Callable, Sequence, Union
 
 import numpy as np
 
-from flexmb.checks import ModelError, direction
+from flexmb.checks import ModelError, direction, is_real
+from flexmb.elements.dof_names import ROTATION_NAMES, TRANSLATION_NAMES
 
 #: side of a joint: a node index, a RigidBody, or None for the ground
 Side = Union[int, "RigidBody", None]
 Drive = Union[Callable[[float], float], None]
 
 JOINT_KINDS = ("revolute", "spherical", "universal", "cylindrical", "prismatic", "fixed", "point-on-line")
+#: the joint kind of a skew support (made by Model.add_skew_support, not by add_joint)
+SKEW_SUPPORT = "skew support"
+#: local DOF names of a skew support per dimension: translations along and rotations about e_1 e_2 e_3
+SKEW_DOF_NAMES = {2: ("u1", "u2", "r3"), 3: ("u1", "u2", "u3", "r1", "r2", "r3")}
 
 
 @dataclass(frozen=True, eq=False)
@@ -74,6 +90,8 @@ class Joint:
     at: np.ndarray
     frame: np.ndarray
     drive: Drive = None
+    #: the local DOFs a skew support fixes (names of :data:`SKEW_DOF_NAMES`); empty for other kinds
+    fixed: tuple[str, ...] = ()
 
 
 @dataclass
@@ -110,6 +128,8 @@ def joint_equations(joint: Joint, coordinates: np.ndarray, dim: int, has_rotatio
     kind, a, b, at, frame, drive = joint.kind, joint.a, joint.b, joint.at, joint.frame, joint.drive
     if kind == "attach":
         kind = "fixed" if has_rotations[b] else ("revolute" if dim == 2 else "spherical")
+    if kind == SKEW_SUPPORT:
+        return _skew_support_equations(joint, coordinates, dim)
     def point(node: int) -> Vector:
         base = np.zeros(dim) if node < 0 else coordinates[node]
         return Vector(node, tuple(at[:dim] - base), True)
@@ -160,6 +180,115 @@ def joint_equations(joint: Joint, coordinates: np.ndarray, dim: int, has_rotatio
         else:                                                 # (p_B - p_A) . z_A = f(t)
             eqs.append(Equation(bilinear=[(pb, z_a, 1.0), (pa, z_a, -1.0)], rhs=drive))
     return eqs
+
+
+def _skew_support_equations(joint: Joint, coordinates: np.ndarray, dim: int) -> list[Equation]:
+    """The rows of a skew support (see the module table), in the order of ``joint.fixed``."""
+    b = joint.b
+    ground = Vector(-1, tuple(joint.at[:dim]), True)
+    node = Vector(b, tuple(joint.at[:dim] - coordinates[b]), True)
+    eqs = []
+    for name in joint.fixed:
+        i = int(name[1]) - 1
+        if name[0] == "u":                                    # (p_A - p_B) . e_i = 0
+            e = joint.frame[:dim, i]
+            eqs.append(Equation(linear=[(ground, e), (node, -e)]))
+        elif dim == 2:                                        # r3: planar rotations add up
+            eqs.append(_angle_lock(-1, b))
+        else:                                                 # e_j . R_B e_k = 0, (i, j, k) cyclic
+            j, k = (i + 1) % 3, (i + 2) % 3
+            eqs.append(Equation(bilinear=[(Vector(-1, tuple(joint.frame[:, j]), False),
+                                           Vector(b, tuple(joint.frame[:, k]), False), 1.0)]))
+    return eqs
+
+
+def skew_support_frame(dim: int, frame, what: str) -> np.ndarray:
+    """The local frame of a skew support as a joint frame (3, 3), columns e_1 e_2 e_3.
+
+    ``frame``: 3D a rotation matrix (3, 3) whose columns are the local axes; 2D an angle (rad,
+    e_1 turned from x towards y) or a rotation matrix (2, 2). A matrix must be orthonormal with
+    determinant +1 to 1e-6 (typed decimals such as 0.7071 pass) and is then made orthonormal to
+    round-off by its polar factor, so the local DOFs are exactly independent.
+    """
+    if dim == 2 and is_real(frame) and np.isfinite(float(frame)):
+        c, s = np.cos(float(frame)), np.sin(float(frame))
+        return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+    try:
+        R = np.array(frame, dtype=float)
+    except (TypeError, ValueError):
+        R = None
+    if R is None or R.shape != (dim, dim) or not np.all(np.isfinite(R)):
+        shape = "an angle (rad) or a rotation matrix (2, 2)" if dim == 2 else "a rotation matrix (3, 3)"
+        raise ModelError(f"{what}: frame must be {shape} whose columns are the local axes, got {frame!r:.120}")
+    off = float(np.abs(R.T @ R - np.eye(dim)).max())
+    if off > 1e-6 or np.linalg.det(R) < 0.0:
+        why = f"R^T R differs from I by {off:.3g}" if off > 1e-6 else "its determinant is -1 (a reflection)"
+        raise ModelError(f"{what}: frame is not a rotation matrix ({why}); its columns must be orthonormal "
+                         f"local axes e_1, e_2{', e_3' if dim == 3 else ''} forming a right-handed frame, got "
+                         f"{R.tolist()}")
+    U, _, Vt = np.linalg.svd(R)
+    R = U @ Vt                                                # nearest rotation (polar factor)
+    out = np.eye(3)
+    out[:dim, :dim] = R
+    return out
+
+
+def skew_support_dofs(dim: int, dofs, what: str) -> tuple[str, ...]:
+    """The local DOF names ``dofs`` (a name, a space-separated string of names, or a list) of a skew
+    support, checked, in the order of :data:`SKEW_DOF_NAMES`."""
+    known = SKEW_DOF_NAMES[dim]
+    names = dofs.split() if isinstance(dofs, str) else list(dofs) if isinstance(dofs, (list, tuple)) else None
+    if not names or not all(isinstance(d, str) for d in names):
+        raise ModelError(f"{what}: dofs must name local DOFs to fix, e.g. \"u1\" or [\"u1\", \"r2\"] (a {dim}D "
+                         f"node has {', '.join(known)}), got {dofs!r}")
+    for d in names:
+        if d not in known:
+            raise ModelError(f"{what}: unknown local DOF {d!r}; a {dim}D skew support fixes "
+                             f"{', '.join(known)} (u_i along, r_i about the local axis e_i)")
+    if len(set(names)) < len(names):
+        raise ModelError(f"{what}: a local DOF is named twice in {names}")
+    return tuple(d for d in known if d in names)
+
+
+def skew_support_conflict(joint: Joint, dim: int, rotates: bool, fixed_globally: Sequence[str]) -> str | None:
+    """Why the skew support ``joint`` cannot hold with the node's DOFs ``fixed_globally`` (global
+    names, e.g. ``("ux", "rz")``) and its node carrying rotations or not (``rotates``), or None.
+
+    The local rows act on the node's remaining global DOFs through the local axes with the fixed
+    global components removed; they repeat each other (a singular system) when those projected
+    axes are linearly dependent, e.g. u1 along x with ux fixed."""
+    where = f"skew support {joint.name!r} at node {joint.b}"
+    turns = [d for d in joint.fixed if d[0] == "r"]
+    if turns and not rotates:
+        return (f"{where} fixes {', '.join(turns)}, but node {joint.b} has no rotations (rotations exist "
+                "only on nodes of beams, shells and rigid bodies); fix translations only")
+    for kind, axes in (("u", TRANSLATION_NAMES[dim]), ("r", ROTATION_NAMES[dim])):
+        local = [d for d in joint.fixed if d[0] == kind]
+        if not local:
+            continue
+        if dim == 2 and kind == "r":                          # r3 is rz
+            E = np.ones((1, 1))
+        else:                                                 # the local axes in global components
+            E = joint.frame[:dim, [int(d[1]) - 1 for d in local]].copy()                  # (dim, n_local)
+        clamped = [k for k, a in enumerate(axes) if a in fixed_globally]
+        E[clamped] = 0.0
+        if np.linalg.matrix_rank(E, tol=1e-9) < len(local):
+            return (f"{where} fixes local {', '.join(local)}, but {', '.join(axes[k] for k in clamped)} "
+                    f"{'is' if len(clamped) == 1 else 'are'} already fixed globally there, so the equations repeat "
+                    "each other; fix each direction once: globally (Model.fix) or locally (add_skew_support)")
+    return None
+
+
+def refuse_skew_supports(joints: Sequence[Joint], analysis: str, alternative: str) -> None:
+    """ModelError for the first skew support in ``joints``: ``analysis`` eliminates supports through
+    the DOF map only, and a skew support is a constraint equation; ``alternative`` says what
+    else takes it."""
+    skew = next((j for j in joints if j.kind == SKEW_SUPPORT), None)
+    if skew is not None:
+        raise ModelError(f"{analysis}: skew support {skew.name!r} at node {skew.b} is a constraint equation "
+                         f"(add_skew_support), which {analysis} does not take, only supports of global DOFs; "
+                         "build the model turned so that the support's local axes are global axes and fix "
+                         f"those DOFs with Model.fix, or {alternative}")
 
 
 def _angle_lock(a: int, b: int) -> Equation:
