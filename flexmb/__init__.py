@@ -29,6 +29,7 @@ _PROVIDERS: dict[str, tuple[str, ...]] = {
     "flexmb.integrators": ("BranchChangeError", "NewtonSettings", "TimeHistory", "TimeIntegrationError", "integrate"),
     "flexmb.integrators.partitioned": ("ClosingVariant", "PartitionedRun", "integrate_closing",
                                        "integrate_partitioned"),
+    "flexmb.io.model_file": ("load_model",),
     "flexmb.model": ("Model", "ModelError"),
     "flexmb.multibody.constrained_system": ("ConstrainedSystem",),
     "flexmb.multibody.initial": ("consistent_initial_state",),

@@ -9,8 +9,12 @@
     flexmb export RESULT [--vtu DIR] [--xdmf FILE] [--every N] [--force]
     flexmb study SCRIPT.py [--workers N] [--scheduler ADDR] [--out DIR] [--resume] [--serial] [--quick]
     flexmb compile [--only SET ...]          fill numba's kernel cache ahead of time (flexmb.warm_up)
+    flexmb run MODEL --t-end T --dt DT [--out RESULT] [--scheme S] [--force]
 
 RESULT is a result file written by flexmb (``integrate(..., save_to="run.h5")``, ``save``).
+MODEL is a model file (``Model.save("model.h5")``) or a result file that carries its model; ``run``
+integrates it (``fm.integrate`` with its defaults) and writes the result file (default
+MODEL-result.h5 beside it).
 SCRIPT.py defines ``STUDY = flexmb.studies.Study(...)`` (see :mod:`flexmb.studies`).
 
 Exit status: 0 done; 1 a validation case (or a study variant) failed; 2 bad input (a missing or unreadable file, an
@@ -359,6 +363,32 @@ def _compile(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run(args: argparse.Namespace) -> int:
+    import flexmb as fm
+
+    path = Path(args.model)
+    if not path.exists():
+        raise CommandError(f"model file {path} does not exist")
+    if path.is_dir():
+        raise CommandError(f"{path} is a folder, not a model file")
+    out = Path(args.out) if args.out else path.with_name(f"{path.stem}-result.h5")
+    if out.resolve() == path.resolve():                 # check_outputs would call it a result file
+        raise CommandError(f"--out {out}: is the model file itself; name another file")
+    from flexmb.io.export import check_outputs
+
+    try:
+        check_outputs([out], overwrite=args.force, inputs=[path], overwrite_hint="add --force")
+    except (ValueError, OSError) as exc:
+        raise CommandError(f"--out {exc}") from None
+    if "" not in sys.path and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())             # the user's functions may live beside the model, as with python -m
+    model = fm.load_model(path)
+    history = fm.integrate(model, dt=args.dt, t_end=args.t_end, scheme=args.scheme, save_to=out,
+                           overwrite=args.force)
+    print(f"wrote {out}: {history.n_steps} steps to t = {history.t[-1]:.6g} s ({args.scheme})")
+    return 0
+
+
 # ------------------------------------------------------------------ the command
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``flexmb`` (its errors raise :class:`UsageError`)."""
@@ -457,6 +487,19 @@ def build_parser() -> argparse.ArgumentParser:
     com.add_argument("--only", nargs="+", default=None, metavar="SET",
                      help="only these kernel sets: truss, beam2d, beam3d, shell, bodies, modal (default: all)")
     com.set_defaults(func=_compile)
+
+    run = sub.add_parser("run", parents=[common, writes],
+                         help="integrate a model file (Model.save) in time and write its result file")
+    run.add_argument("model", metavar="MODEL", help="model file (or a result file that carries its model)")
+    run.add_argument("--t-end", type=_positive_float, required=True, metavar="T", help="end time of the run (s)")
+    run.add_argument("--dt", type=_positive_float, required=True, metavar="DT",
+                     help="time step (s), a whole fraction of T")
+    run.add_argument("--out", default=None, metavar="RESULT",
+                     help="result file to write (default: MODEL-result.h5 beside MODEL)")
+    run.add_argument("--scheme", default="mid-point", metavar="S",
+                     help="time scheme of flexmb.integrate: mid-point (default), composed-mid-point, newmark, "
+                          "generalized-alpha, energy-decaying, energy-decaying-velocity")
+    run.set_defaults(func=_run)
     return parser
 
 

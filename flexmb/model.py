@@ -181,6 +181,8 @@ class Model(ForceElements):
     Outputs
         :meth:`add_sensor` (positions, velocities, accelerations of points, orientations, joint
         coordinates, element outputs; recorded every step)
+    Files
+        :meth:`save` (the whole model to an HDF5 model file; ``fm.load_model`` rebuilds it)
 
     Then ``fm.Assembly(model)`` numbers the DOFs, and the analyses take the model or its
     assembly: ``fm.integrate`` (dynamics; ``fm.consistent_initial_state`` for initial
@@ -292,7 +294,7 @@ class Model(ForceElements):
             raise ModelError(f"element {e} of group {group.name!r} refers to node(s) "
                              f"{conn[e].tolist()}, the model has nodes 0..{self.n_nodes - 1}")
         X = self.coordinates[conn]                                   # (n_el, nn, dim)
-        if group.n_nodes == 3:
+        if isinstance(group, Shell3):                # the one triangle element (a MatrixGroup of 3 nodes is not)
             _check_triangle_areas(X, conn, group.name)
         elif group.n_nodes == 2:
             lengths = np.linalg.norm(X[:, -1] - X[:, 0], axis=-1)
@@ -427,7 +429,7 @@ class Model(ForceElements):
         E : Young's modulus (Pa), a number or one per element (n_el,).
         nu : Poisson's ratio (-), in (-1, 0.5), a number or one per element.
         rho : density (kg/m^3), a number or one per element; default 0.
-        kind : ``"tet4"``, ``"tet10"`` or ``"hex8"``; default from the nodes per cell (4, 10, 8).
+        kind : ``"tet4"``, ``"tet10"``, ``"hex8"``, ``"hex20"``, ``"wedge6"``, ``"wedge15"``; default by nodes/cell.
         name : the group's name, default ``"solid"``.
 
         Solid nodes carry ``ux uy uz`` only; on nodes shared with beams or shells the rotations
@@ -986,6 +988,16 @@ class Model(ForceElements):
             raise ModelError(f"gravity must have {self.dim} components, got {g.tolist()}")
         self.gravity = real_array(g, "gravity (m/s^2)")
         self.revision += 1
+
+    @keywords_listed
+    def save(self, path: str, overwrite: bool = False) -> "pathlib.Path":
+        """Write the model to the HDF5 model file ``path`` (all of it: nodes, groups, loads, bodies,
+        joints, sensors, ...; functions by their ``module:qualname``); ``fm.load_model(path)``
+        rebuilds it. An existing file is refused unless ``overwrite``; a lambda or nested function
+        gets a ModelError naming the part. See :mod:`flexmb.io.model_file`. Returns the path."""
+        from flexmb.io.model_file import save_model
+
+        return save_model(self, path, overwrite)
 
     @property
     def characteristic_length(self) -> float:

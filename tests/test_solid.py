@@ -231,7 +231,7 @@ def test_bad_input():
     x, cells = box(1.0, 1.0, 1.0, 1, 1, 1, "hex8")
     model = fm.Model(dim=3)
     model.add_nodes(x)
-    with pytest.raises(ModelError, match="4 \\(tet4\\), 10 \\(tet10\\) or 8 \\(hex8\\)"):
+    with pytest.raises(ModelError, match="4 \\(tet4\\), 10 \\(tet10\\), 8 \\(hex8\\), 20 \\(hex20\\)"):
         model.add_solid(cells[:, :5], E=E, nu=NU)
     with pytest.raises(ModelError, match="shape"):
         model.add_solid(cells, E=E, nu=NU, kind="tet10")

@@ -4,8 +4,9 @@
   and :func:`components_from_groups`, :func:`components_by_region` (cut by :class:`Box`,
   :class:`HalfSpace`, :class:`NodeSet`, :class:`ElementSet` or groups);
 * :mod:`flexmb.cms.imported` -- components from external K and M (Matrix Market files with a DOF map,
-  Abaqus coordinate format): :func:`read_component`, :func:`write_component`,
-  :func:`imported_component`, :func:`imported_modal_body`;
+  Abaqus matrix output): :func:`read_component`, :func:`write_component`,
+  :func:`imported_component`, :func:`imported_modal_body`; Nastran OP4 files and DMIG cards with
+  :func:`read_nastran_component` (from :mod:`flexmb.io.nastran`);
 * :mod:`flexmb.cms.reduction` -- :func:`free_interface` (free-interface modes with residual
   flexibility) and :func:`craig_bampton`, each returning a :class:`ReducedBasis`;
 * :mod:`flexmb.cms.synthesis` -- :func:`synthesize` giving a :class:`CmsModel` (T, S, reduced
@@ -21,6 +22,9 @@
 * :mod:`flexmb.cms.modal_body` -- :class:`ModalBodyData`, the precomputed data of a modal body on a
   floating frame (inertia invariants, unit-load geometric stiffness, stiffened spin frequencies),
   reduced from the body's FE model;
+* :mod:`flexmb.cms.stress_recovery` -- :func:`modal_stresses` (:class:`ModalStresses`: the stresses of each
+  column of a basis) and their recovery along q (:class:`RecoveredStresses`, :func:`recover_modal_body`,
+  :func:`steady_spin_scalars`);
 * :class:`ModalBody`, the modal body as an element group of the assembly
   (:meth:`flexmb.Model.add_modal_body`): energy-consistent inertia with geometric stiffening. An
   element group like the others, it lives in :mod:`flexmb.elements.floating_frame` (with
@@ -38,6 +42,7 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
                              "components_from_groups"),
     "flexmb.cms.imported": ("MatrixGroup", "imported_component", "imported_modal_body", "read_abaqus_component",
                             "read_component", "write_component"),
+    "flexmb.io.nastran": ("read_nastran_component",),
     "flexmb.cms.reduction": ("ReducedBasis", "craig_bampton", "free_interface"),
     "flexmb.cms.synthesis": ("CmsModel", "CmsModes", "synthesize"),
     "flexmb.cms.design": ("DesignVariable", "density_scale", "point_mass", "section_property", "spring",
@@ -47,5 +52,7 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
                                 "inverse_modification", "reanalyse"),
     "flexmb.cms.study": ("ModificationStudy", "run_study", "write_study"),
     "flexmb.cms.modal_body": ("ModalBodyData",),
+    "flexmb.cms.stress_recovery": ("ModalStresses", "RecoveredStresses", "modal_stresses", "recover_modal_body",
+                                   "steady_spin_scalars"),
     "flexmb.elements.floating_frame": ("ModalBody",),
 })

@@ -32,9 +32,9 @@ same DOFs: the translations, or the translations and the rotations (a component 
 shells). Every matrix row is one nodal DOF: rows of modal or other generalised coordinates (a
 superelement already reduced elsewhere) are not supported.
 
-Abaqus matrix output (``*MATRIX GENERATE`` with ``*MATRIX OUTPUT, FORMAT=COORDINATE``: lines
-``node, dof, node, dof, value``, one triangle or both) is read by :func:`read_abaqus_component`.
-Nastran OP4/DMIG is not read.
+Abaqus matrix output written with node labels (``*MATRIX GENERATE`` and ``*MATRIX OUTPUT``: lines
+``node, DOF, node, DOF, value``, one triangle or both) is read by :func:`read_abaqus_component`.
+Nastran OP4 files and DMIG cards are read by :func:`flexmb.io.nastran.read_nastran_component`.
 
 The imported group is linear about the reference state: it is meant for component mode synthesis,
 modification and modal bodies (whose large motion is the floating frame's), not for a
@@ -200,25 +200,32 @@ def write_component(component: Component, folder: str | Path) -> Path:
 
 @keywords_listed
 def read_abaqus_component(stiffness: str | Path, mass: str | Path, coordinates, interface: Iterable[int],
-                          nodes: Iterable[int] | None = None, name: str = "abaqus", parent: Model | None = None
-                          ) -> Component:
-    """A component from Abaqus matrix output in coordinate format (``*MATRIX OUTPUT, FORMAT=COORDINATE``).
+                          nodes: Iterable[int] | None = None, grounded: Iterable[tuple[int, int]] = (),
+                          name: str = "abaqus", parent: Model | None = None) -> Component:
+    """A component from the ``jobname_STIFn.mtx`` and ``jobname_MASSn.mtx`` files of an Abaqus
+    ``*MATRIX GENERATE, STIFFNESS, MASS`` step with ``*MATRIX OUTPUT, STIFFNESS, MASS`` (the
+    node-labelled text format, ``FORMAT=MATRIX INPUT``, the default).
 
     Each data line is ``row node, row DOF, column node, column DOF, value`` (Abaqus DOF numbers 1-6;
-    in 2D 1, 2 and 6); lines starting with ``*`` or ``**`` are skipped. A file in which no
-    off-diagonal entry has its mirror holds one triangle and is mirrored; otherwise the matrix is
-    checked for symmetry. The rows are every (node, DOF) pair met in the stiffness file, sorted by
-    node label and Abaqus DOF number. ``coordinates`` (n_nodes, dim) are the positions of ``nodes`` (labels,
-    default 1 .. n_nodes as Abaqus numbers them); ``interface`` are node labels; ``parent`` as in
-    :func:`imported_component`. Written from the Abaqus manual's description of the format, not
-    checked against files written by Abaqus.
+    in 2D 1, 2 and 6), commas and/or blanks between the fields; lines starting with ``*`` or ``**``
+    are skipped. A file in which no off-diagonal entry has its mirror holds one triangle (published
+    examples show the lower one, column by column) and is mirrored; otherwise the matrix is checked for
+    symmetry. The rows are every (node, DOF) pair met in the stiffness file, sorted by node label
+    and Abaqus DOF number. ``coordinates`` (n_nodes, dim), m, are the positions of ``nodes`` (labels,
+    default 1 .. n_nodes); ``interface`` are node labels; ``grounded`` are (node label, Abaqus DOF)
+    pairs tied to the ground (the supports, when the matrices still hold those DOFs);
+    ``parent`` as in :func:`imported_component`. Units must be SI (N, m, kg), as everywhere in
+    flexmb. Negative node labels (Abaqus' internal nodes, e.g. Lagrange multipliers of hybrid
+    elements or connectors) are refused: generate the matrices of a model without them. Written
+    from the format's published description; not checked against files written by Abaqus.
     """
     X = np.asarray(coordinates, dtype=float)
     if X.ndim != 2 or X.shape[1] not in (2, 3):
         raise ModelError(f"component {name!r}: coordinates must be (n_nodes, 2 or 3), got shape {X.shape}")
     dim = X.shape[1]
     labels = np.arange(1, len(X) + 1) if nodes is None else np.asarray(list(nodes))
-    entries = {key: _abaqus_entries(Path(p), dim) for key, p in (("K", stiffness), ("M", mass))}
+    paths = {"K": Path(stiffness), "M": Path(mass)}
+    entries = {key: _abaqus_entries(p, dim) for key, p in paths.items()}
     number = {name: k for k, name in _ABAQUS_DOFS[dim].items()}
     keys = sorted({k for e in entries["K"] for k in (e[0], e[1])}, key=lambda k: (k[0], number[k[1]]))
     row_of = {k: i for i, k in enumerate(keys)}
@@ -226,8 +233,8 @@ def read_abaqus_component(stiffness: str | Path, mass: str | Path, coordinates, 
     for key, rows in entries.items():
         unknown = [r for e in rows for r in e[:2] if r not in row_of]
         if unknown:
-            raise ModelError(f"component {name!r}: {str(Path(mass))!r} names node {unknown[0][0]} DOF "
-                             f"{unknown[0][1]}, which the stiffness file does not have")
+            raise ModelError(f"component {name!r}: {str(paths[key])!r} names node {unknown[0][0]} DOF "
+                             f"{number[unknown[0][1]]}, which the stiffness file does not have")
         i = np.array([row_of[e[0]] for e in rows])
         j = np.array([row_of[e[1]] for e in rows])
         v = np.array([e[2] for e in rows])
@@ -238,8 +245,15 @@ def read_abaqus_component(stiffness: str | Path, mass: str | Path, coordinates, 
         if off.nnz and off.multiply(off.T).nnz == 0:       # no entry has its mirror: one triangle was written
             A = A + A.T - sp.diags(A.diagonal())
         mats[key] = A
-    return imported_component(mats["K"], mats["M"], X, keys, interface, nodes=labels, name=name,
-                              source=str(Path(stiffness)), parent=parent)
+    names = _ABAQUS_DOFS[dim]
+    fixed = []
+    for node, dof in grounded:
+        if int(dof) not in names:
+            raise ModelError(f"component {name!r}: grounded DOF ({node!r}, {dof!r}) is not an Abaqus DOF number "
+                             f"{sorted(names)} in {dim}D")
+        fixed.append((int(node), names[int(dof)]))
+    return imported_component(mats["K"], mats["M"], X, keys, interface, nodes=labels, grounded=fixed, name=name,
+                              source=str(paths["K"]), parent=parent)
 
 
 @keywords_listed
@@ -337,4 +351,8 @@ def _abaqus_entries(path: Path, dim: int) -> list[tuple[tuple[int, str], tuple[i
         except (ValueError, IndexError, KeyError):
             raise ModelError(f"reading Abaqus matrix {str(path)!r}, line {number}: expected 'node, DOF, node, DOF, "
                              f"value' with DOF in {sorted(names)} for {dim}D, got {text!r}") from None
+        if a < 0 or b < 0:
+            raise ModelError(f"reading Abaqus matrix {str(path)!r}, line {number}: node {min(a, b)} is an Abaqus "
+                             "internal node (negative label, e.g. a Lagrange multiplier of a hybrid element or "
+                             "connector), not a DOF of the mesh; generate the matrices without such elements")
     return out

@@ -9,13 +9,16 @@ names of this module before issue 30 keep working.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import cached_property
 
 import numpy as np
 import scipy.linalg as sla
+import scipy.sparse.linalg as spla
 
 from flexmb.checks import ModelError, integer, methods_keywords_listed, node_index
 from flexmb.cms.component import Component
 from flexmb.cms.reduction import craig_bampton
+from flexmb.cms.stress_recovery import ModalStresses, modal_stresses
 from flexmb.elements.modal_body_data import (
     _AXES,
     ModalBodyArrays,
@@ -114,6 +117,33 @@ class ModalBodyData(ModalBodyArrays):
                    translation_coupling=Phi.T @ (M @ L), rotation_coupling0=Phi.T @ MTheta0,
                    rotation_coupling1=np.einsum("il,kia->lka", Phi, MTheta1),
                    load_cases=_load_case_names(dim), geometric_stiffness=KG)
+
+    @cached_property
+    def modal_stresses(self) -> ModalStresses | None:
+        """The stresses of the body's modes (:class:`~flexmb.cms.stress_recovery.ModalStresses`, per
+        unit q_k, body-frame axes), computed on first use and kept: nodal Voigt stress of the solids,
+        linearised element outputs (beams' section forces, shells' resultants), and for each unit
+        inertia load case of ``load_cases`` the stress of its *residual* static field
+        u_g - Phi K_e^-1 Phi^T K u_g (u_g: the static response with the frame node and the interface
+        nodes held), which :meth:`ModalStresses.recover` adds with ``load_scalars`` (the centrifugal
+        pre-stress: :mod:`flexmb.cms.stress_recovery`). None for a body whose FE model has no element
+        groups with stresses (imported matrices only)."""
+        stresses = modal_stresses(self.component, self.basis)
+        if stresses is None:
+            return None
+        comp, dim = self.component, self.dim
+        L, Lam, node_of = _selectors(comp, dim)
+        r = self.positions[node_of]                                                # (n_dof, 3)
+        loads = -(comp.M @ _unit_acceleration_fields(L, _theta(L, Lam, r), r, dim).T)   # (n_dof, n_cases)
+        # held: the frame node and the interface nodes (whose motion the basis's constraint modes carry);
+        # a solid held at its frame node alone could still turn about it
+        free = np.setdiff1d(np.arange(comp.n_dof), comp.interface_dofs)
+        u = np.zeros_like(loads)
+        u[free] = spla.spsolve(comp.K[free][:, free].tocsc(), loads[free]).reshape(free.size, -1)
+        # the part the modal coordinates carry themselves, the K-orthogonal projection on the basis
+        # (Phi^T K u = Phi^T f when only the frame node is held: the quasi-static q = K_e^-1 Phi^T f)
+        in_basis = self.basis @ np.linalg.solve(self.modal_stiffness, self.basis.T @ (comp.K @ u))
+        return stresses.with_static_cases(self.load_cases, u - in_basis)
 
 
 def _selectors(comp: Component, dim: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -1,4 +1,5 @@
-"""Isotropic linear elastic solids: 4- and 10-node tetrahedra, 8-node hexahedra (small strain).
+"""Isotropic linear elastic solids: 4- and 10-node tetrahedra, 8- and 20-node hexahedra, 6- and
+15-node wedges (small strain).
 
 Element DOFs: the nodal displacements ``[ux, uy, uz]`` node after node (3 n_nodes per element,
 nodes in the VTK order of :mod:`flexmb.elements.solid_shapes`); solid nodes carry translations
@@ -23,7 +24,17 @@ tet4        centroid, 1 point (exact)                   4-point degree-2 rule (e
 tet10       4-point degree-2 rule (exact, straight       conical product 4^3 points, degree 5
             sides)                                      (exact, straight sides)
 hex8        2 x 2 x 2 Gauss (exact on parallelepipeds)  3 x 3 x 3 Gauss (exact for any hex8)
+hex20       3 x 3 x 3 Gauss (exact on parallelepipeds)  3 x 3 x 3 Gauss (exact on parallelepipeds)
+wedge6      3-point triangle x 2 Gauss (exact on affine  9-point triangle x 3 Gauss, degree 4 (exact
+            wedges)                                     for any wedge6)
+wedge15     9-point triangle x 3 Gauss, degree 4        9-point triangle x 3 Gauss, degree 4
+            (exact on affine wedges)                    (exact on affine wedges)
 ==========  ==========================================  ==========================================
+
+The hex20 is fully integrated only: the reduced 2 x 2 x 2 rule leaves a single element six
+zero-energy modes besides the six rigid ones (measured), and meshio reads Abaqus C3D20R as C3D20
+anyway. An affine wedge is one whose map from the reference cell is affine (congruent parallel
+ends, parallel upright edges).
 
 The stresses ``generalized_stresses`` hands to linear buckling are those at the stiffness points;
 :meth:`Solid.geometric_stiffness` integrates ``dN_a/dx_i sigma_ij dN_b/dx_j I_3`` over the same
@@ -38,8 +49,8 @@ from flexmb.elements.base import ElementGroup
 from flexmb.elements.solid_shapes import KIND_OF_NODES, NODES, quadrature, shape_functions
 
 #: polynomial degree of the stiffness and mass rules of each kind (see the module docstring)
-STIFFNESS_DEGREE = {"tet4": 0, "tet10": 2, "hex8": 2}
-MASS_DEGREE = {"tet4": 2, "tet10": 4, "hex8": 4}
+STIFFNESS_DEGREE = {"tet4": 0, "tet10": 2, "hex8": 2, "hex20": 4, "wedge6": 2, "wedge15": 4}
+MASS_DEGREE = {"tet4": 2, "tet10": 4, "hex8": 4, "hex20": 4, "wedge6": 4, "wedge15": 4}
 #: Voigt index pairs (i, j) of the six stress and strain components
 VOIGT = ((0, 0), (1, 1), (2, 2), (1, 2), (0, 2), (0, 1))
 
@@ -80,11 +91,13 @@ class Solid(ElementGroup):
 
     Parameters
     ----------
-    connectivity : (n_el, n_nodes) node indices, VTK order; n_nodes 4, 10 or 8.
+    connectivity : (n_el, n_nodes) node indices, VTK order (wedges: meshio's, module docstring of
+        :mod:`~flexmb.elements.solid_shapes`); n_nodes 4, 10, 8, 20, 6 or 15.
     E : Young's modulus (Pa), scalar or (n_el,).
     nu : Poisson's ratio, scalar or (n_el,), -1 < nu < 0.5.
     rho : density (kg/m^3), scalar or (n_el,); default 0 (massless).
-    kind : ``"tet4"``, ``"tet10"`` or ``"hex8"``; default from the number of nodes per cell.
+    kind : ``"tet4"``, ``"tet10"``, ``"hex8"``, ``"hex20"``, ``"wedge6"`` or ``"wedge15"``; default
+        from the number of nodes per cell.
     name : the group's name.
 
     An inverted or degenerate element (det J <= 0 at a quadrature point) is a ModelError naming
@@ -102,7 +115,8 @@ class Solid(ElementGroup):
             except ValueError:                                        # ragged nested lists
                 n_nodes = "a varying number of nodes"
             if n_nodes not in KIND_OF_NODES:
-                raise ModelError(f"element group {name!r}: a solid cell has 4 (tet4), 10 (tet10) or 8 (hex8) "
+                known = [f"{n} ({k})" for k, n in NODES.items()]
+                raise ModelError(f"element group {name!r}: a solid cell has {', '.join(known[:-1])} or {known[-1]} "
                                  f"nodes, the connectivity has {n_nodes} per cell")
             kind = KIND_OF_NODES[n_nodes]
         if kind not in NODES:
@@ -157,11 +171,25 @@ class Solid(ElementGroup):
 
     # -------------------------------------------------------- stiffness
     def stiffness_matrix(self, X: np.ndarray) -> np.ndarray:
-        """K = sum_q w_q det J_q B_q^T D B_q (n_el, 3 nn, 3 nn), N/m."""
+        """K = sum_q w_q det J_q B_q^T D B_q (n_el, 3 nn, 3 nn), N/m (a new array)."""
+        return self._stiffness(X).copy()
+
+    def _stiffness(self, X: np.ndarray) -> np.ndarray:
+        """:meth:`stiffness_matrix`, kept for the last reference positions and elasticity matrices
+        it was computed for (the element is linear: K depends on nothing else), so the kernels of
+        a run do not recompute it (a 13 000-element tet10 group: 0.2 s a call); read-only. The
+        group holds one K more in memory for it."""
+        kept = self.__dict__.get("_kept_stiffness")
+        if kept is not None and kept[0].shape == X.shape and np.array_equal(kept[0], X) \
+                and np.array_equal(kept[1], self.D):
+            return kept[2]
         _, G, wdet = self._gradients(X, self._stiffness_rule)
         B = strain_operator(G)                                             # (n_el, n_q, 6, 3nn)
         DB = self.D[:, None] @ B                                           # (n_el, n_q, 6, 3nn)
-        return np.einsum("eq,eqsa,eqsb->eab", wdet, B, DB)
+        K = np.einsum("eq,eqsa,eqsb->eab", wdet, B, DB)
+        K.flags.writeable = False
+        self._kept_stiffness = (X.copy(), self.D.copy(), K)
+        return K
 
     def point_stresses(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
         """Voigt stresses [s_xx, s_yy, s_zz, s_yz, s_xz, s_xy] at the stiffness quadrature points
@@ -172,16 +200,16 @@ class Solid(ElementGroup):
 
     def internal_force(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
         """q = K u (n_el, 3 nn), N."""
-        return np.einsum("eab,eb->ea", self.stiffness_matrix(X), u)
+        return np.einsum("eab,eb->ea", self._stiffness(X), u)
 
     def force_and_tangent(self, X: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """K u (n_el, 3 nn) and K (n_el, 3 nn, 3 nn): the element is linear."""
-        K = self.stiffness_matrix(X)
-        return np.einsum("eab,eb->ea", K, u), K
+        K = self._stiffness(X)
+        return np.einsum("eab,eb->ea", K, u), K.copy()
 
     def strain_energy(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
         """u . K u / 2 (n_el,), J."""
-        return 0.5 * np.einsum("ea,eab,eb->e", u, self.stiffness_matrix(X), u)
+        return 0.5 * np.einsum("ea,eab,eb->e", u, self._stiffness(X), u)
 
     def mid_point_force(self, X: np.ndarray, u0: np.ndarray, u1: np.ndarray) -> np.ndarray:
         """K (u0 + u1) / 2: its work on u1 - u0 is the exact change of the quadratic energy."""
@@ -189,7 +217,7 @@ class Solid(ElementGroup):
 
     def mid_point_force_and_tangent(self, X: np.ndarray, u0: np.ndarray, u1: np.ndarray
                                     ) -> tuple[np.ndarray, np.ndarray]:
-        K = self.stiffness_matrix(X)
+        K = self._stiffness(X)
         return np.einsum("eab,eb->ea", K, 0.5 * (u0 + u1)), 0.5 * K
 
     # ---------------------------------------------------- buckling, outputs

@@ -56,6 +56,12 @@ the result file it exports (the file a loaded result was read from) nor, unless
 into place when all are complete: a failed write (disk full) raises :class:`ExportError`
 naming the file and leaves no new file (the heavy data goes through the
 :class:`~flexmb.io.guarded_file.FaultGuard`, so that HDF5 never meets the error).
+
+Recovered stresses of a reduced component or a modal body
+(:class:`~flexmb.cms.stress_recovery.RecoveredStresses`): :func:`write_stress_vtu_series` and
+:func:`write_stress_xdmf` write the component's own FE mesh (a modal body's in its body frame) with
+point data ``displacement`` (m), ``stress`` (n_nodes, 6) Voigt (Pa) and ``von_mises`` (Pa) and the
+recovered element outputs as cell data (:func:`stress_mesh`).
 """
 from __future__ import annotations
 
@@ -64,6 +70,7 @@ import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 from xml.etree import ElementTree as ET
 
 import numpy as np
@@ -71,10 +78,13 @@ import numpy as np
 from flexmb.elements.solid_shapes import NODES
 from flexmb.io.guarded_file import FaultGuard
 from flexmb.io.result_file import failure_reason
-from flexmb.io.solid_mesh import MESHIO_KINDS
+from flexmb.io.solid_mesh import MESHIO_KINDS, meshio_knows_solids
 from flexmb.model import ModelError
 from flexmb.multibody.body_shapes import body_points
 from flexmb.results import GroupLayout, ModelLayout, Result
+
+if TYPE_CHECKING:
+    from flexmb.cms.stress_recovery import RecoveredStresses
 
 
 def step_mesh_data(result: Result, step: int) -> tuple[np.ndarray, list[tuple[str, np.ndarray]],
@@ -439,6 +449,7 @@ def _cells(layout: ModelLayout) -> list[tuple[str, np.ndarray]]:
     (its points numbered after the model's nodes, :func:`_reference_points`), consecutive parts
     of one type in one block, then every rigid body's faces as triangles (its shape's points
     after the modal meshes'); [] for a model without elements or bodies."""
+    meshio_knows_solids()                       # meshio 5.3 cannot make a mesh of wedge15 cells without it
     parts = [(_group_cell_type(g), g.connectivity) for g in layout.groups]
     start = layout.n_nodes
     for mesh in layout.modal_meshes:
@@ -540,3 +551,108 @@ def _node_vectors(layout: ModelLayout, x: np.ndarray) -> tuple[np.ndarray, np.nd
     else:
         rotation[layout.rotation_nodes, 2] = x[rot[:, 0]]
     return _pad(x[layout.translations()]), rotation
+
+
+# ------------------------------------------------------------------ recovered stresses (issue 32, item 3)
+def stress_mesh(recovered: RecoveredStresses, step: int) -> tuple[np.ndarray, list[tuple[str, np.ndarray]],
+                                                                     dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """The mesh of one step of recovered stresses (:class:`~flexmb.cms.stress_recovery.RecoveredStresses`),
+    as meshio takes it: points (n_nodes, 3) the component model's *reference* nodes (a modal body's
+    body frame, m), cells of its element groups as :func:`step_mesh_data` gives them, point data
+    ``displacement`` (n_nodes, 3) m, ``stress`` (n_nodes, 6) Pa (Voigt s_xx, s_yy, s_zz, s_yz, s_xz,
+    s_xy), ``von_mises`` (n_nodes,) Pa (NaN off the solids), and cell data every recovered element
+    output (NaN on groups without it), ``group`` and ``element``."""
+    component = recovered.component
+    if not -recovered.n_steps <= step < recovered.n_steps:
+        raise IndexError(f"step {step} does not exist ({recovered.n_steps} recovered steps)")
+    layout = ModelLayout.from_assembly(component.assembly)
+    cells = _cells(layout)
+    points = _pad(component.model.coordinates)
+    point_data = {"displacement": recovered.displacement[step], "stress": recovered.node_stress[step],
+                  "von_mises": recovered.von_mises[step]}
+    n_el = np.array([g.n_elements for g in layout.groups], dtype=np.int64)
+    bounds = np.concatenate([[0], np.cumsum(n_el)])
+    cell_data = {}
+    for name in dict.fromkeys(name for group in recovered.elements for name in group):
+        present = {gi: group[name][step] for gi, group in enumerate(recovered.elements) if name in group}
+        shapes = {values.shape[1:] for values in present.values()}
+        if len(shapes) > 1:
+            raise ValueError(f"recovered output {name!r} has per-element shapes {sorted(shapes)} in different "
+                             "groups; one name must have one shape to be exported")
+        values = np.full((bounds[-1], *shapes.pop()), np.nan)
+        for gi, group_values in present.items():
+            values[bounds[gi]:bounds[gi + 1]] = group_values
+        cell_data[name] = values
+    cell_data["group"] = np.repeat(np.arange(len(n_el), dtype=np.int64), n_el)
+    cell_data["element"] = np.arange(bounds[-1], dtype=np.int64) - np.repeat(bounds[:-1], n_el)
+    return points, cells, point_data, cell_data
+
+
+def _stress_times(recovered: RecoveredStresses) -> list[float]:
+    """Time value of each recovered step: its time when the times increase strictly, else its index."""
+    times = recovered.times
+    if times is not None and np.all(np.isfinite(times)) and np.all(np.diff(times) > 0):
+        return [float(t) for t in times]
+    return [float(k) for k in range(recovered.n_steps)]
+
+
+def write_stress_vtu_series(recovered: RecoveredStresses, folder: str | Path, name: str = "stress",
+                            overwrite: bool = False) -> Path:
+    """Write every recovered step as ``folder/name_00000.vtu`` ... (points deformed by
+    ``displacement``, the data of :func:`stress_mesh`) and the collection ``folder/name.pvd``
+    with their times; returns the .pvd's path. Existing files are refused unless ``overwrite``;
+    written in a scratch folder and moved into place as :func:`write_vtu_series` does."""
+    import meshio
+
+    if recovered.n_steps == 0:
+        raise ValueError("cannot export recovered stresses without steps")
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise NotADirectoryError(f"{folder} is a file, not a folder for the VTU series")
+    width = max(5, len(str(recovered.n_steps - 1)))
+    paths = [folder / f"{name}_{k:0{width}d}.vtu" for k in range(recovered.n_steps)] + [folder / f"{name}.pvd"]
+    check_outputs(paths, None, overwrite)
+    pvd = paths[-1]
+    with _staged(paths, pvd, "vtu") as staged:
+        collection = ET.Element("VTKFile", type="Collection", version="0.1", byte_order="LittleEndian")
+        datasets = ET.SubElement(collection, "Collection")
+        for k, (t, file) in enumerate(zip(_stress_times(recovered), staged)):
+            points, cells, point_data, cell_data = stress_mesh(recovered, k)
+            deformed = points + point_data["displacement"]
+            _written(file, paths, lambda: meshio.write(file, meshio.Mesh(
+                deformed, cells, point_data=point_data, cell_data=split_cell_data(cell_data, cells))))
+            ET.SubElement(datasets, "DataSet", timestep=repr(t), group="", part="0", file=file.name)
+        ET.indent(collection)
+        _written(staged[-1], paths, lambda: ET.ElementTree(collection).write(staged[-1], encoding="utf-8",
+                                                                              xml_declaration=True))
+    return pvd
+
+
+def write_stress_xdmf(recovered: RecoveredStresses, path: str | Path, overwrite: bool = False) -> Path:
+    """Write the recovered steps to one XDMF time series ``path`` (.xdmf) with its heavy data in
+    :func:`xdmf_heavy_data_path`: the reference points (deformed shape = points + ``displacement``),
+    the data of :func:`stress_mesh` per step; refuses existing files unless ``overwrite``; returns
+    the path of the .xdmf file."""
+    if recovered.n_steps == 0:
+        raise ValueError("cannot export recovered stresses without steps")
+    path = Path(path).resolve()
+    if path.suffix.lower() not in (".xdmf", ".xmf"):
+        raise ValueError(f"{path}: an XDMF file needs the suffix .xdmf (or .xmf)")
+    heavy = xdmf_heavy_data_path(path)
+    check_outputs([path, heavy], None, overwrite)
+    points, cells, _, _ = stress_mesh(recovered, 0)
+    with _staged([path, heavy], path, "xdmf") as (staged, staged_heavy):
+        writer = _xdmf_writer(staged, staged_heavy, path)
+        try:
+            with writer:
+                writer.write_points_cells(points, cells)
+                writer.check()
+                for k, t in enumerate(_stress_times(recovered)):
+                    _, _, point_data, cell_data = stress_mesh(recovered, k)
+                    writer.write_data(t, point_data=point_data, cell_data=split_cell_data(cell_data, cells))
+                    writer.check()
+        except OSError as exc:
+            if isinstance(exc, ExportError):
+                raise
+            raise ExportError(_not_written(path, path, exc), path, exc) from None
+    return path

@@ -156,6 +156,14 @@ class ModelLayout:
     #: hash of the model's data per part (:func:`flexmb.model_digest.model_digest`); empty when
     #: not known (a layout made by hand, a file written before digests)
     digest: dict[str, str] = field(default_factory=dict)
+    #: the model the layout was made from (:meth:`from_assembly`), which result files save
+    #: (:mod:`flexmb.io.model_file`); None for a layout read from a file or made by hand
+    model: Any = field(default=None, init=False, repr=False, compare=False)
+
+    def __getstate__(self) -> dict:
+        """Pickled (and deep-copied) without its model: a result sent between processes would carry
+        a copy of the model, and a model with a lambda load cannot be pickled at all."""
+        return {**self.__dict__, "model": None}
 
     @classmethod
     def from_assembly(cls, asm: Assembly) -> "ModelLayout":
@@ -195,6 +203,7 @@ class ModelLayout:
 
         layout.bodies, layout.damping = body_layouts(model), damping_notes(model)
         layout.digest = model_digest(model)
+        layout.model = model
         return layout
 
     def differences(self, other: "ModelLayout") -> list[str]:

@@ -93,6 +93,10 @@ Layout, format version 2 (arrays are float64 unless stated; n = committed steps)
                         positions (n_b, dim) m, basis (n_b, dim, n_m), lines (n_l, 2) and
                         triangles (n_t, 3) int64, frames (n_l, 3, 3) the lines' reference
                         section frames (3D only; older files lack them)
+    /saved_model        the whole model (:mod:`flexmb.io.model_file`; ``fm.load_model(path)`` rebuilds it),
+                        as it was when the file was created; absent when a part of it cannot be saved
+                        (a lambda load: a FlexmbWarning says so), for a result read from a file and
+                        saved again, and in older files
     /steps
       <series>          (>= n, ...) the result's series, e.g. t, u, v, a, reactions, kinetic, ...
                         (series empty for this model, such as multipliers without joints, are left out)
@@ -118,12 +122,14 @@ import errno
 import json
 import os
 import time
+import warnings
 from pathlib import Path
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from flexmb.checks import FlexmbWarning
 from flexmb.io.guarded_file import FaultGuard, ResultFileError, clear_open_flags, lock_for_writing
 from flexmb.io.records import Event, GroupLayout, ModalMesh, ModelLayout
 from flexmb.multibody.body_shapes import BodyLayout, BodyShape
@@ -271,6 +277,7 @@ class ResultWriter:
                                                maxshape=(3,), fletcher32=True)
             if result.layout is not None:
                 _write_layout(f.create_group("model"), result.layout)
+                _write_saved_model(f, result.layout, self.path)
             reference = getattr(result, "reference", None)
             if reference is not None:
                 growable_dataset(f, "reference", np.asarray(reference, dtype=float))
@@ -589,6 +596,34 @@ def save_result(result: Result, path: str | Path, overwrite: bool = False) -> Pa
         _remove(temporary)
         raise
     return path
+
+
+def _write_saved_model(f: h5py.File, layout: ModelLayout, path: Path) -> None:
+    """The run's model in ``/saved_model`` (:mod:`flexmb.io.model_file`), as it is when the file
+    is created (a run's file: before its first step), so that ``fm.load_model(path)`` rebuilds it.
+    A layout that does not know its model (read from a file, made by hand) stores nothing; a model
+    with a part that cannot be saved stores nothing (the file works as before) and a FlexmbWarning
+    says why, once per model."""
+    from flexmb.io.model_file import write_model
+
+    model = layout.model
+    if model is None:
+        return
+    try:
+        write_model(f, model)
+        return
+    except OSError:                                   # the disk: the writer's own failure handling
+        raise
+    except Exception as exc:                          # a part that cannot be saved: the results still can
+        why = str(exc)
+    if id(model) not in _UNSAVED_WARNED:
+        _UNSAVED_WARNED.add(id(model))
+        warnings.warn(f"result file {path}: the model is not stored in it, so flexmb.load_model cannot rebuild it "
+                      f"from the file (the results are complete): {why}", FlexmbWarning, stacklevel=4)
+
+
+#: ids of the models whose result files were told they cannot carry them (one warning per model)
+_UNSAVED_WARNED: set[int] = set()
 
 
 def _remove(path: Path) -> None:

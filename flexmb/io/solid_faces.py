@@ -1,10 +1,12 @@
 """Boundary faces of solid elements, for pictures and for modal bodies' drawn meshes.
 
 The faces of a cell are taken through its corner nodes (VTK order, :mod:`flexmb.elements.solid_shapes`):
-a tetrahedron (tet4, and tet10 without its mid-side nodes) has four triangles, a hexahedron six
-quadrilaterals. Every face is listed counter-clockwise seen from outside the cell, so that an element
-of positive volume (which :class:`~flexmb.elements.solid.Solid` requires) has outward normals
-``(x_1 - x_0) x (x_2 - x_0)``.
+a tetrahedron (tet4, and tet10 without its mid-side nodes) has four triangles, a hexahedron (hex8,
+hex20) six quadrilaterals, a wedge (wedge6, wedge15) two triangles and three quadrilaterals (a
+triangle's fourth entry in :data:`FACES` is -1). Every face is listed counter-clockwise seen from
+outside the cell, so that an element of positive volume (which :class:`~flexmb.elements.solid.Solid`
+requires) has outward normals ``(x_1 - x_0) x (x_2 - x_0)``. The mid-edge nodes of the quadratic
+cells are not drawn: their faces are flat through the corners.
 
 A face lies on the boundary of a mesh when exactly one cell uses it: two cells sharing a face hold
 the same corner nodes, in any order and whichever groups they belong to, so the boundary of
@@ -16,12 +18,16 @@ from collections.abc import Sequence
 
 import numpy as np
 
-#: corner faces of each solid kind, outward (counter-clockwise seen from outside), local node indices
+#: corner faces of each solid kind, outward (counter-clockwise seen from outside), local node indices;
+#: (n_faces, 3) for tetrahedra, (n_faces, 4) for the others, -1 in column 3 of a wedge's triangles
 FACES = {
     "tet4": np.array([[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]]),
     "hex8": np.array([[0, 3, 2, 1], [4, 5, 6, 7], [0, 1, 5, 4], [1, 2, 6, 5], [2, 3, 7, 6], [3, 0, 4, 7]]),
+    "wedge6": np.array([[0, 2, 1, -1], [3, 4, 5, -1], [0, 1, 4, 3], [1, 2, 5, 4], [2, 0, 3, 5]]),
 }
 FACES["tet10"] = FACES["tet4"]                  # flat faces through the corners
+FACES["hex20"] = FACES["hex8"]
+FACES["wedge15"] = FACES["wedge6"]
 
 
 def boundary_faces(blocks: Sequence[tuple[str, np.ndarray]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -29,8 +35,8 @@ def boundary_faces(blocks: Sequence[tuple[str, np.ndarray]]) -> tuple[np.ndarray
 
     Parameters
     ----------
-    blocks : (kind, cells) pairs: kind ``"tet4"``, ``"tet10"`` or ``"hex8"``, cells (n_el, n_nodes)
-        node indices in VTK order.
+    blocks : (kind, cells) pairs: kind one of :data:`FACES`' keys, cells (n_el, n_nodes) node
+        indices in meshio's (VTK) order.
 
     Returns
     -------
@@ -41,10 +47,10 @@ def boundary_faces(blocks: Sequence[tuple[str, np.ndarray]]) -> tuple[np.ndarray
     """
     faces, block, element = [], [], []
     for b, (kind, cells) in enumerate(blocks):
-        local = FACES[kind]                                               # (n_fc, 3 or 4)
+        local = np.pad(FACES[kind], ((0, 0), (0, 4 - FACES[kind].shape[1])), constant_values=-1)  # (n_fc, 4)
         cells = np.asarray(cells, dtype=np.int64)
-        f = cells[:, local].reshape(-1, local.shape[1])                   # (n_el * n_fc, 3 or 4)
-        faces.append(np.pad(f, ((0, 0), (0, 4 - local.shape[1])), constant_values=-1))
+        f = np.where(local >= 0, cells[:, local], -1).reshape(-1, 4)       # (n_el * n_fc, 4)
+        faces.append(f)
         block.append(np.full(len(f), b, dtype=np.int64))
         element.append(np.repeat(np.arange(len(cells), dtype=np.int64), len(local)))
     if not faces:

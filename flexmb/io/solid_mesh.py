@@ -1,10 +1,11 @@
-"""Solid meshes: read tetrahedra and hexahedra through meshio, or generate a structured box.
+"""Solid meshes: read tetrahedra, hexahedra and wedges through meshio, or generate a structured box.
 
 :func:`read_solid_mesh` reads any file meshio reads (Gmsh ``.msh``, Abaqus ``.inp``, VTU, ...)
 into a :class:`SolidMesh`: the points and, per named cell set (Gmsh physical group, Abaqus
-``*ELSET``, or ``gmsh:physical`` tag named through ``$PhysicalNames``), its 4-node tetrahedra,
-10-node tetrahedra and 8-node hexahedra, each in VTK node order ready for
-:meth:`flexmb.model.Model.add_solid`::
+``*ELSET``, or ``gmsh:physical`` tag named through ``$PhysicalNames``), its 4- and 10-node
+tetrahedra, 8- and 20-node hexahedra and 6- and 15-node wedges (meshio's ``tetra``, ``tetra10``,
+``hexahedron``, ``hexahedron20``, ``wedge``, ``wedge15``; Abaqus C3D4, C3D10, C3D8, C3D20 and
+C3D20R, C3D6, C3D15), each in meshio's node order ready for :meth:`flexmb.model.Model.add_solid`::
 
     mesh = read_solid_mesh("part.msh")
     model = fm.Model(dim=3)
@@ -15,7 +16,13 @@ into a :class:`SolidMesh`: the points and, per named cell set (Gmsh physical gro
 Gmsh numbers the last two mid-side nodes of a 10-node tetrahedron (edges (2,3) and (1,3))
 the other way round from VTK; meshio's Gmsh reader swaps them back, so the cells of a ``.msh``
 file come out in VTK order like those of the other formats (a test reads a hand-written Gmsh
-file to check it). A file without named sets gives one block per kind, named after the kind.
+file to check it); it reorders Gmsh's hex20 and wedge15 mid-edge nodes likewise. Abaqus numbers
+C3D20 and C3D15 like VTK and meshio reads them as they are (tests read hand-written files).
+meshio's ``wedge`` is Gmsh's and Abaqus's (base (0,1,2) counter-clockwise seen from the top); it
+swaps the base when it writes a VTU file and back when it reads one (so VTK 9 itself reads those
+wedges inverted: :mod:`flexmb.elements.solid_shapes`). meshio reads C3D20R (and
+C3D8R) as the fully integrated cell: flexmb integrates them fully. A file without named sets gives
+one block per kind, named after the kind.
 
 :func:`box` makes the structured meshes of a brick that the tests and examples use.
 """
@@ -27,10 +34,25 @@ from pathlib import Path
 import numpy as np
 
 from flexmb.checks import ModelError
-from flexmb.elements.solid_shapes import HEX8_CORNERS, NODES, TET10_EDGES
+from flexmb.elements.solid_shapes import HEX8_CORNERS, HEX20_EDGES, NODES, TET10_EDGES, WEDGE15_EDGES
 
 #: meshio cell type -> solid kind
-MESHIO_KINDS = {"tetra": "tet4", "tetra10": "tet10", "hexahedron": "hex8"}
+MESHIO_KINDS = {"tetra": "tet4", "tetra10": "tet10", "hexahedron": "hex8", "hexahedron20": "hex20",
+                "wedge": "wedge6", "wedge15": "wedge15"}
+
+
+def meshio_knows_solids() -> None:
+    """Let meshio create, read and write meshes of every cell type of :data:`MESHIO_KINDS`.
+
+    meshio 5.3.5 (the version installed here) lists no topological dimension for ``wedge15`` and raises
+    KeyError on any mesh holding 15-node wedges (nschloe/meshio issues 1247 and 1505); this adds the
+    missing entry, 3, to meshio's table and changes nothing else. The solid readers and writers of
+    flexmb call it before they hand cells to meshio.
+    """
+    from meshio import _mesh
+
+    for cell_type in MESHIO_KINDS:
+        _mesh.topological_dimension.setdefault(cell_type, 3)
 
 
 @dataclass
@@ -38,7 +60,7 @@ class SolidMesh:
     """Points and named solid cell blocks of a mesh file.
 
     ``points`` (n_points, 3) in m; ``blocks``: name -> (kind, (n_el, n_nodes) int64 point indices)
-    with kind ``"tet4"``, ``"tet10"`` or ``"hex8"``; a set holding cells of several kinds gives
+    with kind one of :data:`MESHIO_KINDS`' values; a set holding cells of several kinds gives
     one block per kind, named ``"<set>/<kind>"``. ``node_sets``: set name -> sorted point indices
     of the set's cells of any type and of the file's point sets (Abaqus ``*NSET``).
     """
@@ -53,10 +75,11 @@ def read_solid_mesh(path: str | Path) -> SolidMesh:
     """Read the points and named solid cell blocks of a mesh file (see the module docstring).
 
     Raises FileNotFoundError if ``path`` does not exist and ModelError naming the file if meshio
-    cannot read it or it holds no tetrahedra or hexahedra.
+    cannot read it or it holds no solid cells (tetrahedra, hexahedra or wedges).
     """
     from flexmb.io.mesh import _cell_sets, read_with_meshio
 
+    meshio_knows_solids()
     raw = read_with_meshio(path, "read_solid_mesh")
     path = Path(path)
     points = np.zeros((len(raw.points), 3))
@@ -79,7 +102,7 @@ def read_solid_mesh(path: str | Path) -> SolidMesh:
         node_sets[name] = np.union1d(node_sets.get(name, np.zeros(0, np.int64)), np.asarray(idx, np.int64))
     if not blocks:
         types = sorted({block.type for block in raw.cells})
-        raise ModelError(f"mesh file {path} holds no solid cells (tetra, tetra10, hexahedron); it has {types}")
+        raise ModelError(f"mesh file {path} holds no solid cells ({', '.join(MESHIO_KINDS)}); it has {types}")
     return SolidMesh(path, points, blocks, node_sets)
 
 
@@ -89,9 +112,12 @@ def box(lx: float, ly: float, lz: float, nx: int, ny: int, nz: int, kind: str = 
 
     ``kind`` ``"hex8"`` gives one hexahedron per cell; ``"tet4"`` cuts each cell into six
     tetrahedra around its diagonal from (0,0,0) to (1,1,1) (Kuhn's subdivision, conforming across
-    cells); ``"tet10"`` adds a node at the middle of every edge of those. Returns coordinates
-    (n_nodes, 3) and cells (n_el, n_nodes_per_cell) int64, VTK order, positive volumes; grid
-    point (i, j, k) at (i lx/nx, j ly/ny, k lz/nz) is node ``i + (nx + 1) (j + (ny + 1) k)``.
+    cells); ``"wedge6"`` cuts each cell into two wedges along z by the plane through its diagonal
+    from (0,0) to (1,1) in x, y (conforming: every cell is cut alike); ``"tet10"``, ``"hex20"`` and
+    ``"wedge15"`` add a node at the middle of every edge of the tet4, hex8 or wedge6 cells. Returns
+    coordinates (n_nodes, 3) and cells (n_el, n_nodes_per_cell) int64 in meshio's (VTK) order,
+    positive volumes; grid point (i, j, k) at (i lx/nx, j ly/ny, k lz/nz) is node
+    ``i + (nx + 1) (j + (ny + 1) k)``, the mid-edge nodes come after the grid points.
     """
     if kind not in NODES:
         raise ModelError(f"box: kind must be one of {sorted(NODES)}, got {kind!r}")
@@ -113,6 +139,12 @@ def box(lx: float, ly: float, lz: float, nx: int, ny: int, nz: int, kind: str = 
     hexes = np.stack([node(c) for c in corners], axis=1)                   # (n_cells, 8)
     if kind == "hex8":
         return coordinates, hexes
+    if kind == "hex20":
+        return with_edge_nodes(coordinates, hexes, HEX20_EDGES)
+    if kind in ("wedge6", "wedge15"):
+        # bases (0,1,2) and (0,2,3) of the hexahedron's bottom, counter-clockwise seen from its top
+        wedges = np.concatenate([hexes[:, [0, 1, 2, 4, 5, 6]], hexes[:, [0, 2, 3, 4, 6, 7]]])
+        return (coordinates, wedges) if kind == "wedge6" else with_edge_nodes(coordinates, wedges, WEDGE15_EDGES)
     # Kuhn: for each order of the axes, the path (0,0,0) -> +e_a -> +e_b -> (1,1,1)
     tets = []
     for order in ((0, 1, 2), (0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0)):
@@ -133,8 +165,17 @@ def quadratic_tetrahedra(coordinates: np.ndarray, tets: np.ndarray) -> tuple[np.
     """10-node tetrahedra from 4-node ones: a new node at the middle of every edge (shared by the
     cells around it). Returns the coordinates (n_nodes + n_edges, 3) and the cells (n_el, 10),
     VTK order."""
-    edges = np.sort(tets[:, TET10_EDGES], axis=2)                          # (n_el, 6, 2)
-    unique, inverse = np.unique(edges.reshape(-1, 2), axis=0, return_inverse=True)
+    return with_edge_nodes(coordinates, tets, TET10_EDGES)
+
+
+def with_edge_nodes(coordinates: np.ndarray, cells: np.ndarray, edges: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """Quadratic cells from linear ones: a new node at the middle of every edge, shared by the cells
+    around it, appended to each cell in the order of ``edges`` (n_edges, 2) local corner pairs
+    (``TET10_EDGES``, ``HEX20_EDGES`` or ``WEDGE15_EDGES`` of :mod:`flexmb.elements.solid_shapes`).
+    Returns the coordinates (n_nodes + n_new, 3), m, and the cells (n_el, n_corners + n_edges)."""
+    pairs = np.sort(cells[:, edges], axis=2)                               # (n_el, n_edges, 2)
+    unique, inverse = np.unique(pairs.reshape(-1, 2), axis=0, return_inverse=True)
     middles = 0.5 * (coordinates[unique[:, 0]] + coordinates[unique[:, 1]])
-    cells = np.concatenate([tets, len(coordinates) + inverse.reshape(-1, 6)], axis=1)
-    return np.vstack([coordinates, middles]), cells.astype(np.int64)
+    quadratic = np.concatenate([cells, len(coordinates) + inverse.reshape(len(cells), -1)], axis=1)
+    return np.vstack([coordinates, middles]), quadratic.astype(np.int64)

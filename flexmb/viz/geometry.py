@@ -160,13 +160,14 @@ def centrelines(layout: ModelLayout, u: np.ndarray, n_sub: int = 8) -> list[np.n
     group, m; beams with n_s = n_sub points per element, trusses straight (n_s = 2), shells the
     closed outline of each triangle (n_s = 4, the first node repeated), solids the closed outlines
     of their boundary faces (:func:`solid_boundary`; one row per face, n_s = 4 for tetrahedra,
-    5 for hexahedra)."""
+    5 for hexahedra and wedges)."""
     x, R = lift(layout.positions(u)), layout.rotation_matrices(u)
     faces, face_group, _ = solid_boundary(layout)
     out = []
     for gi, g in enumerate(layout.groups):
         if g.is_solid:
             corners = faces[face_group == gi][:, :len(FACES[g.solid_kind][0])]        # (n_f, 3 or 4)
+            corners = np.where(corners < 0, corners[:, :1], corners)   # a wedge's triangle: first corner twice
             out.append(x[np.column_stack([corners, corners[:, 0]])])
         elif _is_beam(g):
             out.append(beam_centrelines(layout, g, x, R, np.linspace(0.0, 1.0, n_sub))[0])
