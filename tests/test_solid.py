@@ -309,3 +309,25 @@ def test_read_vtu_sets(tmp_path):
                                                                            "right": [np.array([1])]}))
     mesh = read_solid_mesh(inp)
     assert np.array_equal(mesh.blocks["right"][1], hexes[1:]) and mesh.blocks["left"][0] == "hex8"
+
+
+def test_design_variables_of_a_solid_group_give_exact_eigenvalue_sensitivities():
+    """A solid group takes whole-group stiffness and density scales and its density as a section
+    property: K and M are linear in them, so p / lambda d lambda / dp is exactly 1 for the
+    stiffness scale and -1 for the density (Fox-Kapoor on a tet10 cantilever); its modulus is not
+    a section property (the elasticity matrix holds E and nu), which says what it has."""
+    from flexmb.cms import density_scale, eigen_sensitivity, section_property, stiffness_scale
+    from flexmb.io.solid_mesh import box
+
+    X, cells = box(1.0, 0.1, 0.1, 8, 1, 1, "tet10")
+    m = fm.Model(dim=3)
+    m.add_nodes(X)
+    m.add_solid(cells, E=2.1e11, nu=0.3, rho=7850.0, name="blade")
+    for node in np.flatnonzero(X[:, 0] == 0.0):
+        m.fix(int(node), ["ux", "uy", "uz"])
+    modes = fm.natural_modes(m, 4)
+    s = eigen_sensitivity(modes, [stiffness_scale("blade"), density_scale("blade"), section_property("blade", "rho")])
+    normalised = s.derivatives / s.eigenvalues[:, None]
+    assert np.allclose(normalised, [[1.0, -1.0, -1.0]] * 4, rtol=0.0, atol=1e-9)
+    with pytest.raises(fm.ModelError, match="Solid has rho"):
+        eigen_sensitivity(modes, [section_property("blade", "E")])

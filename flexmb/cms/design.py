@@ -57,9 +57,10 @@ from flexmb.elements.base import ElementGroup
 #: stiffness and mass properties of each element kind, as named on the element groups
 STIFFNESS_PROPERTIES = {"Truss": ("EA",), "Beam2D": ("EA", "EI"),
                         "Beam3D": ("EA", "GJ", "EI_y", "EI_z"), "Shell3": ("E",),
-                        "MatrixGroup": ()}          # imported matrices (flexmb.cms.imported): whole-group scales only
+                        "MatrixGroup": (),          # imported matrices (flexmb.cms.imported): whole-group scales only
+                        "Solid": ()}                # its elasticity matrix holds E and nu: whole-group scales
 MASS_PROPERTIES = {"Truss": ("rho_A",), "Beam2D": ("rho_A", "rho_I"), "Beam3D": ("rho_A", "rho_I"),
-                   "Shell3": ("rho",), "MatrixGroup": ()}
+                   "Shell3": ("rho",), "MatrixGroup": (), "Solid": ("rho",)}
 #: kinds whose value is a multiplier (baseline 1) rather than an absolute amount
 MULTIPLIER_KINDS = ("stiffness scale", "density scale", "section property")
 
