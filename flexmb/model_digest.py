@@ -10,7 +10,7 @@ from the public ones), lists, dicts, sets and arrays (dtype, shape and bytes). A
 load of time, a drive, a force curve) counts by its name, its code and constants, its default
 arguments and the values of its closure; the values it reads from module globals do not count.
 The sensors are not part of it (the result file stores them itself), nor are the drawn sections
-of the groups (pictures only).
+of the groups (pictures only), nor the time a user force or body load was last evaluated at.
 
 The digest is a dict part -> hex string, stored with the model's layout in result files;
 :func:`changed_parts` names the parts in which two digests differ.
@@ -27,8 +27,10 @@ import numpy as np
 #: model attributes that are not its mechanical data: outputs, bookkeeping, the group index map,
 #: the bodies' drawn shapes
 _NOT_DATA = {"sensors", "revision", "force_groups", "body_shapes"}
-#: attributes of the parts' objects that do not change the mechanics (drawn sections)
-_NOT_MECHANICS = {"section_shape"}
+#: attributes of the parts' objects that do not change the mechanics: drawn sections, and the time
+#: a user force or a body load is evaluated at (``UserForce.time``, ``BodyPointLoad.time``: run
+#: state the assembly sets, which made a restart on the same model object refuse it as changed)
+_NOT_MECHANICS = {"section_shape", "time"}
 #: how the parts are named in messages
 _WORDS = {"dim": "the dimension", "coordinates": "node coordinates", "point_masses": "point masses",
           "bodies": "rigid bodies", "clamped": "supports", "prescribed": "prescribed motions", "loads": "loads",

@@ -287,3 +287,23 @@ def test_a_restart_refuses_a_changed_model_unless_allowed(tmp_path):
     assert abs(jump - expected) <= 1e-9 * expected, f"the jump misses 5 kg |v_tip|^2 / 2 by {jump - expected:.2e} J"
     drift = np.abs(heavier.total[k + 1:] - heavier.total[k + 1]).max()
     assert drift <= 1e-9 * expected, f"the changed model's energy drifts by {drift:.2e} J after the restart"
+
+
+def _drag(t: float, x: np.ndarray, v: np.ndarray) -> np.ndarray:
+    return -0.5 * v
+
+
+def test_a_restart_of_the_same_model_with_a_user_force_and_a_body_load(tmp_path):
+    """A user force and a body load carry the time they were last evaluated at (run state the
+    assembly sets); it is not model data, so a restart of the same model object continues (it
+    was refused as a changed model) and equals the run in one go."""
+    m = fm.Model(dim=2)
+    body = m.add_rigid_body([1.0, 0.0], mass=1.0, inertia=0.1)
+    m.add_joint("revolute", None, body, at=[0.0, 0.0])
+    m.add_user_force([body], _drag)
+    m.add_body_load(body, force=[0.3, 0.0])
+    m.set_gravity([0.0, -9.81])
+    whole = fm.integrate(m, 0.01, 0.4, progress=False)
+    fm.integrate(m, 0.01, 0.2, progress=False, save_to=tmp_path / "half.h5")
+    rest = fm.integrate(m, 0.01, 0.4, progress=False, restart_from=tmp_path / "half.h5")
+    assert np.allclose(np.asarray(rest.u)[-1], np.asarray(whole.u)[-1], rtol=0.0, atol=1e-12)
