@@ -271,3 +271,21 @@ def test_bad_requests_are_refused() -> None:
     data = ModalBodyData.from_model(model, 0, 2)
     with pytest.raises(ModelError, match="unknown load case"):
         data.geometric_stiffness_at({"ww_xy": 1.0})
+
+
+def test_bodies_made_from_the_same_data_share_their_velocity_fields(tmp_path):
+    """The velocity fields of a modal body depend on its data and on stiffening only: bodies and
+    models made from the same data share them (computed once), stiffened and plain ones apart;
+    a model file does not carry the kept ones, and the rebuilt body computes its own, equal."""
+    data = ModalBodyData.from_model(_frame2d(), frame_node=4, n_modes=3)
+    bodies = []
+    for stiffening in (True, True, False):
+        m = fm.Model(dim=2)
+        bodies.append(m.add_modal_body(data, stiffening=stiffening))
+    assert bodies[0].velocity_fields is bodies[1].velocity_fields
+    assert bodies[2].velocity_fields is not bodies[0].velocity_fields
+    assert bodies[2].velocity_fields.G.shape[0] < bodies[0].velocity_fields.G.shape[0]
+    m.save(tmp_path / "body.h5")
+    rebuilt = fm.load_model(tmp_path / "body.h5").groups[0]
+    assert "_kept_velocity_fields" not in vars(rebuilt.data)
+    assert np.array_equal(rebuilt.velocity_fields.G, bodies[2].velocity_fields.G)

@@ -478,8 +478,13 @@ class ModalBody(ElementGroup):
         self.stiffening = bool(stiffening)
         #: the frame node's DOFs in the element DOF vector (3 in 2D, 6 in 3D); q follows them
         self.n_frame_dofs = data.n_rigid
-        #: the body's velocity fields and their Gram matrix (computed once)
-        self.velocity_fields = BodyVelocityFields(data, self.stiffening)
+        #: the body's velocity fields and their Gram matrix, computed once per data and stiffening and
+        #: kept with the data (``_kept_`` values are not saved in model files): every body and model
+        #: made from the same data shares them (a tet10 blade of 960 elements, 17 modes: 19 s each)
+        kept = data.__dict__.setdefault("_kept_velocity_fields", {})
+        if self.stiffening not in kept:
+            kept[self.stiffening] = BodyVelocityFields(data, self.stiffening)
+        self.velocity_fields = kept[self.stiffening]
         n_f = self.n_frame_dofs
         #: the element stiffness blockdiag(0, K_e) (ndof, ndof), 1/s^2 (mass-normalised modes), constant
         self._element_stiffness = np.zeros((self.ndof, self.ndof))
