@@ -28,12 +28,13 @@ from flexmb.io.solid_faces import boundary_faces
 from flexmb.io.solid_mesh import box, read_solid_mesh, with_edge_nodes
 from flexmb.results import ModelLayout
 from flexmb.viz.geometry import centrelines, structure_surface
+from test_solid import A_STRAIN, NU, bending   # the linear solids' patch fields
 
 KINDS = ("hex20", "wedge6", "wedge15")
 LINEAR = {"hex20": "hex8", "wedge6": "wedge6", "wedge15": "wedge6"}     # the cells the mesh is made of
 EDGES = {"hex20": HEX20_EDGES, "wedge15": WEDGE15_EDGES}
 CELL_TYPES = {"hex20": "hexahedron20", "wedge6": "wedge", "wedge15": "wedge15"}
-E, NU, RHO = 200e9, 0.3, 7800.0
+E, RHO = 200e9, 7800.0
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -90,16 +91,6 @@ def patch_error(kind: str, mesh, field) -> float:
     u = exact.copy()
     u[~fixed] = np.linalg.solve(K[np.ix_(~fixed, ~fixed)], -K[np.ix_(~fixed, fixed)] @ exact[fixed])
     return float(np.abs(u - exact).max() / np.abs(exact).max())
-
-
-A_STRAIN = np.array([[1.0, 0.4, -0.3], [0.2, -0.5, 0.6], [0.1, 0.7, 0.8]]) * 1e-3
-
-
-def bending(x: np.ndarray, kappa: float = 1e-3) -> np.ndarray:
-    """Pure bending about y (sigma_xx = -E kappa z, all else zero): equilibrium without body force,
-    strains linear in z."""
-    X, Y, Z = x.T
-    return np.column_stack([-kappa * X * Z, NU * kappa * Y * Z, 0.5 * kappa * (X**2 + NU * (Z**2 - Y**2))])
 
 
 # ------------------------------------------------------------------ shape functions and rules
