@@ -32,13 +32,15 @@ VELOCITY_TOL = 1e-8
 
 
 def refuse_joints(asm, analysis: str) -> None:
-    """Joints are solved in time integration only so far: say so instead of ignoring them."""
+    """ModelError for an analysis that does not take joints or ties (linear_buckling): say so and
+    name the analyses that do, instead of ignoring them."""
     refuse_skew_supports(asm.model.joints, analysis, "use the analyses that take joints (fm.load_control, "
                          "fm.arc_length, fm.integrate, fm.natural_modes)")
     if asm.constraints is not None:
         items = [f"joint {j.name!r}" for j in asm.model.joints] + [t.label for t in asm.model.ties]
         raise ModelError(f"{analysis}: the model has joints or ties ({', '.join(items)}); "
-                         "joints are supported in time integration (fm.integrate) only so far, ties too")
+                         f"{analysis} does not take them; fm.integrate, fm.load_control, fm.arc_length, "
+                         "fm.natural_modes and fm.linearize do")
 
 
 def _worst(asm, values: np.ndarray) -> str:
