@@ -222,7 +222,7 @@ def test_joint_input_errors_name_the_joint():
 
 def test_buckling_with_joints_is_refused_clearly():
     m, *_ = compound_pendulum()
-    with pytest.raises(fm.ModelError, match="joints are supported in time integration"):
+    with pytest.raises(fm.ModelError, match="linear_buckling does not take them; fm.integrate, fm.load_control"):
         fm.linear_buckling(m)
 
 
