@@ -162,3 +162,47 @@ def test_natural_modes_with_pardiso_equal_superlu(monkeypatch):
     monkeypatch.setattr(sparse_lu, "PARDISO_FROM", 100)
     modes = fm.natural_modes(m, 5, dense_limit=100)
     assert np.allclose(modes.frequencies_hz, reference, rtol=1e-9, atol=0.0)
+
+
+def _shallow_arch(n: int = 80) -> fm.Model:
+    """A pinned shallow circular arch (span 2 m, rise 0.1 m, n Beam2D elements) under a load at its
+    crown: its path snaps through a limit point, where det K changes sign."""
+    x = np.linspace(-1.0, 1.0, n + 1)
+    radius = (1.0 + 0.1**2) / (2 * 0.1)
+    y = np.sqrt(radius**2 - x**2) - (radius - 0.1)
+    m = fm.Model(dim=2)
+    nodes = m.add_nodes(np.c_[x, y])
+    m.add_beam2d(np.c_[nodes[:-1], nodes[1:]], EA=2e8, EI=2e3)
+    m.fix(int(nodes[0]), ["ux", "uy"])
+    m.fix(int(nodes[-1]), ["ux", "uy"])
+    m.add_load(int(nodes[n // 2]), "uy", -1e4)
+    return m
+
+
+def test_statics_watching_the_determinant_sign_with_pardiso(monkeypatch):
+    """Statics and arc length watch the sign of det K; with PARDISO (installed, from PARDISO_FROM
+    unknowns: set low here) a symmetric tangent is factorised by PARDISO and its sign taken from
+    the symmetric indefinite L D L^T. The arch's path (arc length through its limit point) and a
+    linear solid's load step give the same points and the same determinant signs as SuperLU."""
+    from flexmb.io.solid_mesh import box
+
+    def runs():
+        arch = fm.arc_length(_shallow_arch(), 0.02, n_steps=40, progress=False)
+        x, cells = box(1.0, 0.1, 0.1, 8, 2, 2, "tet10")
+        m = fm.Model(dim=3)
+        m.add_nodes(x)
+        m.add_solid(cells, E=2.1e11, nu=0.3)
+        for node in np.flatnonzero(x[:, 0] == 0.0):
+            m.fix(int(node), ["ux", "uy", "uz"])
+        m.add_load(int(np.argmax(x[:, 0] + x[:, 2])), "uz", -100.0)
+        return arch, fm.load_control(m, [1.0], progress=False)
+
+    superlu = runs()
+    monkeypatch.setattr(sparse_lu, "PARDISO_FROM", 100)
+    pardiso = runs()
+    signs = [[s for log in path.newton_logs for s in log.tangent_signs] for path in (superlu[0], pardiso[0])]
+    assert signs[0] == signs[1] and -1 in signs[0] and 1 in signs[0]           # through the limit point
+    assert np.allclose(pardiso[0].load_factors, superlu[0].load_factors, rtol=1e-9, atol=1e-12)
+    for a, b in zip(superlu, pardiso):
+        scale = np.abs(np.asarray(a.u)).max()
+        assert np.abs(np.asarray(b.u) - np.asarray(a.u)).max() <= 1e-9 * scale

@@ -69,7 +69,7 @@ from flexmb.assembly import Assembly
 from flexmb.checks import check_arc_length, keywords_listed, real
 from flexmb.elements.body_load import BodyPointLoad
 from flexmb.integrators.newton import (Factorization, NewtonFailure, NewtonLog, NewtonSettings, SingularJacobian,
-                                       at_round_off)
+                                       at_round_off, signed_factorization)
 from flexmb.model import Model, ModelError
 from flexmb.progress import Progress
 from flexmb.results import ModelLayout
@@ -281,7 +281,7 @@ class _Corrector:
         where = "at the start of the step" if k is None else f"at corrector iteration {k}"
         iteration = 0 if k is None else k + 1
         try:
-            lu = Factorization(K)
+            lu = signed_factorization(K, solver=self.settings.solver)
         except RuntimeError as exc:                          # SuperLU: "Factor is exactly singular"
             raise SingularJacobian(f"singular tangent {where}: {exc}", log, K.copy(), iteration, 0.0) from exc
         if k is None and lu.is_singular():

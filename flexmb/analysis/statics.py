@@ -46,7 +46,7 @@ from flexmb.analysis.static_system import StaticSystem
 from flexmb.assembly import Assembly
 from flexmb.checks import FlexmbWarning, check_load_control, keywords_listed, real
 from flexmb.integrators.newton import (Factorization, KeptFactorization, NewtonFailure, NewtonLog, NewtonSettings,
-                                     SingularJacobian, same_matrix)
+                                     SingularJacobian, same_matrix, signed_factorization)
 from flexmb.model import Model
 from flexmb.progress import Progress
 from flexmb.results import ModelLayout, StaticPath
@@ -175,7 +175,7 @@ JUMP_FACTOR = 3.0
 def _factorization(K) -> Factorization | None:
     """Equilibrated LU of K, None if K is singular."""
     try:
-        lu = Factorization(K)
+        lu = signed_factorization(K)
     except RuntimeError:                                  # SuperLU: "Factor is exactly singular"
         return None
     return None if lu.is_singular() else lu

@@ -335,7 +335,8 @@ class Factorization:
     pass, :func:`flexmb.compiled.scatter.equilibrated_dense`), larger matrices by SuperLU with
     the column ordering :data:`SPARSE_ORDERING`, or by the sparse backend ``solver`` names
     (:mod:`flexmb.integrators.sparse_lu`: "superlu", "pardiso", "auto"; only SuperLU gives the
-    determinant's sign). With ``pivots=False`` (the later factorisations of
+    determinant's sign with the LU, :func:`signed_factorization` gets it for PARDISO, given as
+    ``determinant_sign``). With ``pivots=False`` (the later factorisations of
     modified Newton) the pivots are not kept: ``smallest_pivot`` is then nan, ``is_singular``
     false and the determinant sign unknown. The matrix is never
     symmetrised.
@@ -347,7 +348,10 @@ class Factorization:
         the row and column permutations (the positive scalings do not change it).
     """
 
-    def __init__(self, matrix: sp.spmatrix, pivots: bool = True, solver: str = "superlu") -> None:
+    def __init__(self, matrix: sp.spmatrix, pivots: bool = True, solver: str = "superlu",
+                 determinant_sign: int | None = None) -> None:
+        if determinant_sign is not None:          # known from elsewhere (signed_factorization)
+            self.__dict__["determinant_sign"] = determinant_sign
         A = matrix if matrix.format == "csc" else matrix.tocsc()
         n = A.shape[0]
         self.dense = n <= DENSE_LIMIT
@@ -438,6 +442,34 @@ class Factorization:
                 z = self.lu.solve(z)
         size = _norm(z)
         return 1.0 / size if size > 0.0 else math.inf
+
+
+def signed_factorization(matrix: sp.spmatrix, pivots: bool = True, solver: str = "auto") -> Factorization:
+    """A :class:`Factorization` whose determinant sign is watched (statics, arc length): SuperLU,
+    which gives the sign with the LU, or, for a symmetric sparse matrix of at least
+    :data:`~flexmb.integrators.sparse_lu.PARDISO_FROM` unknowns when ``solver`` allows PARDISO and
+    it is installed, PARDISO's LU with the sign from its symmetric indefinite L D L^T
+    (:func:`~flexmb.integrators.sparse_lu.symmetric_inertia`: (-1)^(negative eigenvalues)), two
+    factorisations that cost a quarter of SuperLU's one on 3D meshes (61 000 tet10 unknowns: 3.9 + 1.6 s
+    against 14 s + 4.5 s of its wrapping). A matrix PARDISO finds (nearly) singular, or a
+    non-symmetric one, goes to SuperLU, whose pivots say so as before."""
+    A = matrix if matrix.format == "csc" else matrix.tocsc()
+    n = A.shape[0]
+    if n > DENSE_LIMIT:
+        from flexmb.integrators import sparse_lu
+
+        if sparse_lu.backend(solver, n) == "pardiso" and _symmetric(A):
+            inertia = sparse_lu.symmetric_inertia(A)
+            if inertia is not None:
+                return Factorization(A, pivots, "pardiso", determinant_sign=-1 if inertia[1] % 2 else 1)
+    return Factorization(A, pivots, "superlu")
+
+
+def _symmetric(A: sp.csc_matrix) -> bool:
+    """Whether A equals its transpose to 1e-12 of its largest entry."""
+    largest = float(np.abs(A.data).max(initial=0.0))
+    difference = (A - A.T).tocsc()
+    return float(np.abs(difference.data).max(initial=0.0)) <= 1e-12 * largest
 
 
 #: modified Newton (``newton_solve(..., modified=True)``) keeps a factorisation while every
@@ -703,7 +735,7 @@ def _factorize(J: sp.spmatrix, log: NewtonLog, k: int, determinant_signs: bool,
         # later iterations take the plain LU unless the determinant signs are watched (statics).
         # A sparse LU's pivots are read only for the test (reading SuperLU's costs 0.4 s at n = 1e5)
         pivots = determinant_signs or (k == 0 and (check_singular or J.shape[0] <= DENSE_LIMIT))
-        lu = Factorization(J, pivots=pivots, solver="superlu" if determinant_signs else solver)
+        lu = signed_factorization(J, pivots, solver) if determinant_signs else Factorization(J, pivots, solver)
     except RuntimeError as exc:                          # "Factor is exactly singular"
         raise SingularJacobian(f"singular tangent at iteration {k}: {exc}", log, J.copy(), k, 0.0) from exc
     log.factorizations += 1
