@@ -195,13 +195,18 @@ def test_statics_watching_the_determinant_sign_with_pardiso(monkeypatch):
         for node in np.flatnonzero(x[:, 0] == 0.0):
             m.fix(int(node), ["ux", "uy", "uz"])
         m.add_load(int(np.argmax(x[:, 0] + x[:, 2])), "uz", -100.0)
-        return arch, fm.load_control(m, [1.0], progress=False)
+        # load control of the arch over its limit point: the tangents kept from one increment to the
+        # next (PARDISO's lasting LUs) tell the jump by the sign of det K
+        with pytest.warns(fm.FlexmbWarning, match="jumped through a limit point"):
+            jump = fm.load_control(_shallow_arch(), [0.02, 0.04, 0.06, 0.5], progress=False)
+        return arch, fm.load_control(m, [1.0], progress=False), jump
 
     superlu = runs()
     monkeypatch.setattr(sparse_lu, "PARDISO_FROM", 100)
     pardiso = runs()
-    signs = [[s for log in path.newton_logs for s in log.tangent_signs] for path in (superlu[0], pardiso[0])]
-    assert signs[0] == signs[1] and -1 in signs[0] and 1 in signs[0]           # through the limit point
+    for k in (0, 2):
+        signs = [[s for log in path.newton_logs for s in log.tangent_signs] for path in (superlu[k], pardiso[k])]
+        assert signs[0] == signs[1] and -1 in signs[0] and 1 in signs[0]       # through the limit point
     assert np.allclose(pardiso[0].load_factors, superlu[0].load_factors, rtol=1e-9, atol=1e-12)
     for a, b in zip(superlu, pardiso):
         scale = np.abs(np.asarray(a.u)).max()

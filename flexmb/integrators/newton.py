@@ -336,7 +336,8 @@ class Factorization:
     the column ordering :data:`SPARSE_ORDERING`, or by the sparse backend ``solver`` names
     (:mod:`flexmb.integrators.sparse_lu`: "superlu", "pardiso", "auto"; only SuperLU gives the
     determinant's sign with the LU, :func:`signed_factorization` gets it for PARDISO, given as
-    ``determinant_sign``). With ``pivots=False`` (the later factorisations of
+    ``determinant_sign``; ``lasting``: a PARDISO LU that later ones of the same pattern do not
+    supersede, :func:`sparse_lu.factorize`). With ``pivots=False`` (the later factorisations of
     modified Newton) the pivots are not kept: ``smallest_pivot`` is then nan, ``is_singular``
     false and the determinant sign unknown. The matrix is never
     symmetrised.
@@ -349,7 +350,7 @@ class Factorization:
     """
 
     def __init__(self, matrix: sp.spmatrix, pivots: bool = True, solver: str = "superlu",
-                 determinant_sign: int | None = None) -> None:
+                 determinant_sign: int | None = None, lasting: bool = False) -> None:
         if determinant_sign is not None:          # known from elsewhere (signed_factorization)
             self.__dict__["determinant_sign"] = determinant_sign
         A = matrix if matrix.format == "csc" else matrix.tocsc()
@@ -372,7 +373,7 @@ class Factorization:
             from flexmb.integrators import sparse_lu      # scipy.sparse.linalg, MKL: not for dense models
 
             B, self.row_scale, self.col_scale = equilibrate(A)
-            self.lu = sparse_lu.factorize(B, solver, SPARSE_ORDERING, DIAGONAL_PIVOT_THRESHOLD, pivots)
+            self.lu = sparse_lu.factorize(B, solver, SPARSE_ORDERING, DIAGONAL_PIVOT_THRESHOLD, pivots, lasting)
             self._pivots = self.lu.diagonal
             self.smallest_pivot = float(np.abs(self._pivots).min(initial=np.inf)) if pivots else float("nan")
         self._n = n
@@ -452,7 +453,8 @@ def signed_factorization(matrix: sp.spmatrix, pivots: bool = True, solver: str =
     (:func:`~flexmb.integrators.sparse_lu.symmetric_inertia`: (-1)^(negative eigenvalues)), two
     factorisations that cost a quarter of SuperLU's one on 3D meshes (61 000 tet10 unknowns: 3.9 + 1.6 s
     against 14 s + 4.5 s of its wrapping). A matrix PARDISO finds (nearly) singular, or a
-    non-symmetric one, goes to SuperLU, whose pivots say so as before."""
+    non-symmetric one, goes to SuperLU, whose pivots say so as before. The PARDISO LU is a lasting
+    one (its own symbolic analysis): statics keeps the tangents of the increments' ends."""
     A = matrix if matrix.format == "csc" else matrix.tocsc()
     n = A.shape[0]
     if n > DENSE_LIMIT:
@@ -461,7 +463,8 @@ def signed_factorization(matrix: sp.spmatrix, pivots: bool = True, solver: str =
         if sparse_lu.backend(solver, n) == "pardiso" and _symmetric(A):
             inertia = sparse_lu.symmetric_inertia(A)
             if inertia is not None:
-                return Factorization(A, pivots, "pardiso", determinant_sign=-1 if inertia[1] % 2 else 1)
+                return Factorization(A, pivots, "pardiso", determinant_sign=-1 if inertia[1] % 2 else 1,
+                                     lasting=True)
     return Factorization(A, pivots, "superlu")
 
 

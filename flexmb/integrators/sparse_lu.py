@@ -68,13 +68,15 @@ def backend(solver: str, n: int) -> str:
 
 
 def factorize(B: sp.csc_matrix, solver: str, ordering: str, pivot_threshold: float,
-              diagonal: bool) -> "SuperLU | PardisoLU":
+              diagonal: bool, lasting: bool = False) -> "SuperLU | PardisoLU":
     """LU of the (equilibrated) CSC matrix B (n, n) by the backend ``solver`` means (:func:`backend`).
     ``ordering`` and ``pivot_threshold`` are SuperLU's column ordering and diagonal pivot threshold;
-    ``diagonal``: keep the factor's diagonal (``.diagonal``, else None) for the pivot test."""
+    ``diagonal``: keep the factor's diagonal (``.diagonal``, else None) for the pivot test;
+    ``lasting``: PARDISO's factorisation gets a handle of its own, which later factorisations of
+    the same pattern do not supersede (statics keeps tangents from one increment to the next)."""
     name = backend(solver, B.shape[0])
     if name == "pardiso":
-        return PardisoLU(B, diagonal)
+        return PardisoLU(B, diagonal, lasting)
     return SuperLU(B, ordering, pivot_threshold, diagonal)
 
 
@@ -294,15 +296,16 @@ class PardisoLU:
     """PARDISO's numeric LU of B (n, n) on the kept symbolic analysis of B's pattern.
 
     One factorisation per pattern is alive: making another on the same pattern supersedes this
-    one, whose ``solve`` then raises RuntimeError (Newton drops an LU when it makes the next).
+    one, whose ``solve`` then raises RuntimeError (Newton drops an LU when it makes the next);
+    ``lasting`` gives it a handle and symbolic analysis of its own instead, never superseded.
     ``diagonal`` (n,): the factor's diagonal (after PARDISO's scaling and matching), or None.
     ``perturbed``: pivots PARDISO replaced by 1e-13 of the norm (a singular or nearly singular B).
     """
 
     name = "pardiso"
 
-    def __init__(self, B: sp.csc_matrix, diagonal: bool) -> None:
-        self._pattern = p = _pattern(B)
+    def __init__(self, B: sp.csc_matrix, diagonal: bool, lasting: bool = False) -> None:
+        self._pattern = p = _PardisoPattern(B) if lasting else _pattern(B)
         self._data = np.ascontiguousarray(B.data, dtype=float)   # PARDISO reads it again in the solves
         p.call(22, self._data, np.zeros(1), np.zeros(1), 1)
         p.generation += 1
