@@ -39,6 +39,7 @@ from flexmb.elements.base import ElementGroup
 from flexmb.elements.beam2d import Beam2D
 from flexmb.elements.beam3d import Beam3D
 from flexmb.elements.dof_names import ROTATION_NAMES, TRANSLATION_NAMES
+from flexmb.elements.matrix_group import MatrixGroup
 from flexmb.elements.shell3 import Shell3
 from flexmb.elements.solid import Solid
 from flexmb.elements.truss import Truss
@@ -296,7 +297,7 @@ class Model(ForceElements):
         X = self.coordinates[conn]                                   # (n_el, nn, dim)
         if isinstance(group, Shell3):                # the one triangle element (a MatrixGroup of 3 nodes is not)
             _check_triangle_areas(X, conn, group.name)
-        elif group.n_nodes == 2:
+        elif group.n_nodes == 2 and not isinstance(group, MatrixGroup):     # its [i, i] elements are blocks
             lengths = np.linalg.norm(X[:, -1] - X[:, 0], axis=-1)
             if np.any(lengths <= 0.0):
                 e = int(np.flatnonzero(lengths <= 0.0)[0])

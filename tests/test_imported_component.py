@@ -136,14 +136,33 @@ def test_modal_body_from_imported_matrices_equals_the_beams_own(tmp_path):
     assert not np.any(data.geometric_stiffness)
 
 
-def test_matrix_group_mid_point_force_conserves_energy():
+def test_matrix_group_splits_its_matrices_exactly_and_conserves_energy():
+    """The superelement is kept sparse, one element per coupled node pair ([i, i] the diagonal
+    block, [i, j] the off-diagonal ones): scattered back its element matrices give K and M to the
+    bit, its element energies sum to u.K u / 2, and the mid-point force does exactly the work of
+    the energy change. Nodes 0 and 3 are not coupled (their blocks are zero), node 4 to nothing."""
     rng = np.random.default_rng(0)
-    B = rng.standard_normal((6, 6))
-    group = MatrixGroup(B @ B.T, np.eye(6), 3, 2, False, "m")
-    X = np.zeros((1, 3, 2))
-    u0, u1 = rng.standard_normal((1, 6)), rng.standard_normal((1, 6))
-    work = group.mid_point_force(X, u0, u1) @ (u1 - u0)[0]
-    change = group.strain_energy(X, u1) - group.strain_energy(X, u0)
+    n_nodes, per = 5, 2
+    B = rng.standard_normal((10, 10))
+    K = B @ B.T
+    K[0:2, 6:8] = K[6:8, 0:2] = 0.0
+    K[8:10, :] = K[:, 8:10] = 0.0
+    K[8:10, 8:10] = np.eye(2)
+    M = np.diag(rng.uniform(1.0, 2.0, 10))
+    group = MatrixGroup(K, M, n_nodes, 2, False, "m")
+    assert [0, 3] not in group.connectivity.tolist() and [4, 4] in group.connectivity.tolist()
+    dofs = (group.connectivity[:, :, None] * per + np.arange(per)).reshape(group.n_elements, -1)   # (n_el, 4)
+    X = np.zeros((group.n_elements, 2, 2))
+    for name, matrix, elements in (("K", K, group.force_and_tangent(X, np.zeros((group.n_elements, 4)))[1]),
+                                   ("M", M, group.mass_matrix(X))):
+        assembled = np.zeros((10, 10))
+        np.add.at(assembled, (dofs[:, :, None], dofs[:, None, :]), elements)
+        assert np.array_equal(assembled, matrix), name
+    u0, u1 = rng.standard_normal(10), rng.standard_normal(10)
+    energy = group.strain_energy(X, u1[dofs]).sum()
+    np.testing.assert_allclose(energy, 0.5 * u1 @ K @ u1, rtol=1e-13)
+    work = np.einsum("ei,ei->", group.mid_point_force(X, u0[dofs], u1[dofs]), (u1 - u0)[dofs])
+    change = energy - group.strain_energy(X, u0[dofs]).sum()
     np.testing.assert_allclose(work, change, rtol=1e-12)
 
 
