@@ -534,6 +534,12 @@ class Assembly:
         return self.matrix_data([g.geometric_stiffness(X, ue, s) for g, X, ue, s
                                  in zip(self.groups, self._X, self.gather(u), stresses)])
 
+    def outputs_and_strain_energy(self, u: np.ndarray) -> tuple[list[dict[str, np.ndarray]], float]:
+        """:meth:`element_outputs` and :meth:`strain_energy` at once, each group's section state
+        computed once (what a time step records); the same values and sum."""
+        both = [g.outputs_and_strain_energy(X, ue) for g, X, ue in zip(self.groups, self._X, self.gather(u))]
+        return [outputs for outputs, _ in both], float(sum(energy.sum() for _, energy in both))
+
     def strain_energy(self, u: np.ndarray) -> float:
         """Total strain energy (J)."""
         return float(sum(g.strain_energy(X, ue).sum() for g, X, ue in zip(self.groups, self._X, self.gather(u))))

@@ -404,3 +404,17 @@ def test_linearize_gives_the_closed_form_zeta(kind):
     zeta = alpha / (2.0 * omega) + beta * omega / 2.0
     measured = -s1.real / abs(s1)
     assert abs(measured / zeta - 1.0) < 1e-8, f"{kind}: linearized zeta {measured:.10f}, closed form {zeta:.10f}"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_outputs_and_strain_energy_at_once_equal_the_two_calls(kind, rng):
+    """What a time step records, element outputs and strain energy from one section state
+    (``outputs_and_strain_energy``), equals ``element_outputs`` and ``strain_energy`` to the bit at
+    a deformed configuration."""
+    g, X = _group(kind, rng)
+    u = 0.05 * rng.standard_normal((N_EL, g.ndof))
+    outputs, energy = g.outputs_and_strain_energy(X, u)
+    expected = g.element_outputs(X, u)
+    assert outputs.keys() == expected.keys()
+    assert all(np.array_equal(outputs[name], expected[name]) for name in expected)
+    assert np.array_equal(energy, g.strain_energy(X, u)) and np.all(np.isfinite(energy))

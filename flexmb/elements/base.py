@@ -150,6 +150,11 @@ class ElementGroup(ABC):
     def strain_energy(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
         """Strain energy (n_el,), J."""
 
+    def outputs_and_strain_energy(self, X: np.ndarray, u: np.ndarray) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        """:meth:`element_outputs` and :meth:`strain_energy` at once (what a time step records);
+        elements whose two come from one section state compute it once."""
+        return self.element_outputs(X, u), self.strain_energy(X, u)
+
     @abstractmethod
     def axial_strain(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
         """Co-rotational axial strain (l - l0)/l0 (n_el,)."""

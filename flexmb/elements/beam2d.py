@@ -216,8 +216,11 @@ class Beam2D(ElementGroup):
     def element_outputs(self, X: np.ndarray, u: np.ndarray) -> dict[str, np.ndarray]:
         """Axial force ``N`` (tension positive), end moments ``M1, M2`` (counter-clockwise on the
         element's nodes) and ``axial_strain``, (n_el,) each."""
+        return self.outputs_and_strain_energy(X, u)[0]
+
+    def outputs_and_strain_energy(self, X: np.ndarray, u: np.ndarray) -> tuple[dict[str, np.ndarray], np.ndarray]:
         state = self._section_state(X, u)
-        return {"N": state[:, 3], "M1": state[:, 4], "M2": state[:, 5], "axial_strain": state[:, 0]}
+        return {"N": state[:, 3], "M1": state[:, 4], "M2": state[:, 5], "axial_strain": state[:, 0]}, state[:, 6]
 
     def _default_section(self, X: np.ndarray, length: float) -> dict[str, float | str]:
         """The solid square whose radius of gyration sqrt(I/A) matches sqrt(EI/EA)."""

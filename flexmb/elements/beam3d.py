@@ -420,9 +420,12 @@ class Beam3D(ElementGroup):
         the first and second node (``My1, My2, Mz1, Mz2``) from the generalized stresses as in
         Meijaard's eq. (4): T = s2 l0, My = (-s3 l0, s4 l0), Mz = (s5 l0, -s6 l0); and the
         ``axial_strain`` e1/l0. (n_el,) each."""
-        _, ebar, s, l0 = self._strain_state(X, u)                         # (n_el, 6), (n_el, 6), (n_el,)
+        return self.outputs_and_strain_energy(X, u)[0]
+
+    def outputs_and_strain_energy(self, X: np.ndarray, u: np.ndarray) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        energy, ebar, s, l0 = self._strain_state(X, u)                    # (n_el,), (n_el, 6), (n_el, 6), (n_el,)
         return {"N": s[:, 0], "T": s[:, 1] * l0, "My1": -s[:, 2] * l0, "My2": s[:, 3] * l0,
-                "Mz1": s[:, 4] * l0, "Mz2": -s[:, 5] * l0, "axial_strain": ebar[:, 0] / l0}
+                "Mz1": s[:, 4] * l0, "Mz2": -s[:, 5] * l0, "axial_strain": ebar[:, 0] / l0}, energy
 
     def _default_section(self, X: np.ndarray, length: float) -> dict[str, float | str]:
         """The solid rectangle with the radii of gyration sqrt(EI_z/EA) along y and sqrt(EI_y/EA) along z."""

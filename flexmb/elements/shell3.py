@@ -294,15 +294,17 @@ class Shell3(ElementGroup):
     # -------------------------------------------------------- outputs
     output_units = {"membrane_forces": "N/m", "bending_moments": "N m/m"}
 
-    def _centroid_strains(self, X: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _centroid_strains(self, X: np.ndarray, u: np.ndarray, eh: np.ndarray | None = None
+                          ) -> tuple[np.ndarray, np.ndarray]:
         """Membrane strains [e_xx, e_yy, gamma_xy] and curvatures [k_xx, k_yy, 2 k_xy] at the
-        centroid (n_el, 3) each, in co-rotated local axes: Bm T Z eh, Bk T Z eh."""
+        centroid (n_el, 3) each, in co-rotated local axes: Bm T Z eh, Bk T Z eh (``eh``: the
+        strains at u when known)."""
         ref = self.reference(X)
         if self._output_maps is None:
             Bm, Bk = shell_linear.centroid_operators(ref.xy, self.membrane, group=self.name)
             TZ = _block_rotation(ref.frames) @ ref.Z                       # (n_el, 18, 12)
             self._output_maps = (Bm @ TZ, Bk @ TZ)
-        eh = self.strains(X, u)
+        eh = self.strains(X, u) if eh is None else eh
         membrane_map, bending_map = self._output_maps
         return np.einsum("eij,ej->ei", membrane_map, eh), np.einsum("eij,ej->ei", bending_map, eh)
 
@@ -310,7 +312,14 @@ class Shell3(ElementGroup):
         """``membrane_forces`` [N_xx, N_yy, N_xy] = h D e (N/m) and ``bending_moments``
         [M_xx, M_yy, M_xy] = h^3/12 D k (N m/m) at the centroid, (n_el, 3) each, in the element's
         co-rotated local axes (E1, E2 turned with the element)."""
-        strain, curvature = self._centroid_strains(X, u)
+        return self._outputs(X, u, None)
+
+    def outputs_and_strain_energy(self, X: np.ndarray, u: np.ndarray) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        energy, eh = self._strain_state(X, u)[:2]
+        return self._outputs(X, u, eh), energy
+
+    def _outputs(self, X: np.ndarray, u: np.ndarray, eh: np.ndarray | None) -> dict[str, np.ndarray]:
+        strain, curvature = self._centroid_strains(X, u, eh)
         D = shell_linear.plane_stress_matrix(self.E, self.nu, group=self.name)  # (n_el, 3, 3)
         h = self.thickness[:, None]
         return {"membrane_forces": h * np.einsum("eij,ej->ei", D, strain),

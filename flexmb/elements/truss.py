@@ -106,8 +106,11 @@ class Truss(ElementGroup):
 
     def element_outputs(self, X: np.ndarray, u: np.ndarray) -> dict[str, np.ndarray]:
         """Axial force ``N`` (tension positive) and ``axial_strain`` (l - l0)/l0, (n_el,) each."""
+        return self.outputs_and_strain_energy(X, u)[0]
+
+    def outputs_and_strain_energy(self, X: np.ndarray, u: np.ndarray) -> tuple[dict[str, np.ndarray], np.ndarray]:
         state = _kernels().section_state(X, u, self.EA)
-        return {"N": state[:, 1], "axial_strain": state[:, 0]}
+        return {"N": state[:, 1], "axial_strain": state[:, 0]}, state[:, 2]
 
     def generalized_stresses(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
         """Axial force N (n_el, 1), N."""

@@ -76,10 +76,10 @@ class TimeHistory(Result):
             moments = np.array([m for _, m in reactions])
             constraint_force = s.constraint_force
         kinetic, momentum = asm.energy_and_momentum(s.u, s.v, s.stretch)
-        outputs = asm.element_outputs(s.u)
+        outputs, strain = asm.outputs_and_strain_energy(s.u)
         sensors = self._sensor_values(Snapshot(self.layout, s.u, s.v, s.a, outputs, asm))
         self._append({"t": s.t, "u": s.u, "v": s.v, "a": s.a, "reactions": s.reaction,
-                      "kinetic": kinetic, "strain": asm.strain_energy(s.u),
+                      "kinetic": kinetic, "strain": strain,
                       "work": s.work, "angular_momentum": momentum,
                       "newton_iterations": iterations, "multipliers": s.lam, "constraint_force": constraint_force,
                       "constraint_residual": residual, "joint_forces": forces, "joint_moments": moments,
