@@ -125,3 +125,32 @@ def test_spin_up_beam_same_motion():
     tip = slice(-3, -1)
     deflection = np.abs(fresh.u[:, tip]).max()
     assert np.abs(kept.u[:, tip] - fresh.u[:, tip]).max() <= 1e-6 * deflection
+
+
+def _stale_jacobian(b: np.ndarray, factor: float):
+    """r(x) = K x - b whose Jacobian is given as about factor K: modified Newton with it contracts
+    the residual by about |1 - 1/factor| per iteration, and a new factorisation is as stale (its
+    values move with x, so that it is a new one: Newton keeps an LU of an unchanged matrix)."""
+    def residual(x: np.ndarray, tangent: bool = True):
+        J = (factor * K + sp.diags(1e-9 * x**2)).tocsc() if tangent else None
+        return K @ x - b, J, float(np.abs(b).max())
+    return residual
+
+
+def test_near_the_solution_a_slower_contraction_keeps_the_factorisation():
+    """A kept LU that contracts the residual by 0.2 per iteration: far from the solution that is
+    slower than REUSE_CONTRACTION (0.1) and the solve goes on as full Newton (an LU every
+    iteration, as stale here); once the residual is below NEAR_SOLUTION (1e-4) force scales,
+    NEAR_CONTRACTION (0.5) holds and the one LU serves to the end (the 1e5-DOF shell plate's steps
+    made their LU one iteration before converging)."""
+    from flexmb.integrators import newton
+
+    b = loads(1)[0]
+    exact = np.linalg.solve(K.toarray(), b)
+    for near, start in ((True, exact + 1e-6 * np.sin(np.arange(N))), (False, np.zeros(N))):
+        x, log = newton_solve(_stale_jacobian(b, 1.25), start, 1.0, SETTINGS, modified=True, check_singular=False)
+        assert log.converged and np.abs(x - exact).max() <= 1e-9
+        relative = np.array(log.residual_norms) / log.force_scale
+        assert (relative[0] < newton.NEAR_SOLUTION) == near
+        assert np.all(relative[1:] / relative[:-1] > newton.REUSE_CONTRACTION)        # never contracts by 0.1
+        assert (log.factorizations == 1) == near, (log.factorizations, relative)

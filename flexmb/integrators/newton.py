@@ -481,6 +481,14 @@ def _symmetric(A: sp.csc_matrix) -> bool:
 #: per step): 0.1 costs 10 % more than full Newton there and reaches the same solution; 0.5 let
 #: the stale Jacobian run into cut-backs and another solution, so the rule stays strict.
 REUSE_CONTRACTION = 0.1
+#: ... but once the residual is below NEAR_SOLUTION force scales, a factorisation is kept while every
+#: iteration reduces the residual by NEAR_CONTRACTION: there a stale Jacobian cannot lead astray, and a
+#: few more residual evaluations cost less than an LU. Measured on the 1e5-DOF shell plate (12 steps
+#: of 1 ms): the kept LU reduced the residual 1.9e-6 -> 2.8e-7 of F (0.15) at the third iteration and a
+#: new LU was made one iteration before convergence, 0.75 LUs per step, 1.53 s per step; with this rule
+#: 0.25 LUs and 4.9 iterations per step, 1.05 s. The 48 validation cases print the same digits.
+NEAR_SOLUTION = 1e-4
+NEAR_CONTRACTION = 0.5
 #: modified Newton is switched on for the time steps of models with at least this many unknowns
 #: (:func:`flexmb.integrators.time_stepping.integrate`), where a factorisation costs more than the
 #: extra residual evaluations. Measured (CPU per step, planar frames falling under gravity,
@@ -543,7 +551,8 @@ def newton_solve(residual_and_jacobian: ResidualFunction, x0: np.ndarray, length
     (statics watches it for limit points).
 
     ``modified``: modified Newton. The factorisation of the first Jacobian is reused while every
-    iteration reduces the residual norm by at least :data:`REUSE_CONTRACTION`; after one that
+    iteration reduces the residual norm by at least :data:`REUSE_CONTRACTION` (near the solution by
+    :data:`NEAR_CONTRACTION`); after one that
     did not (and whose correction was above the stagnation level), the Jacobian at the current
     iterate is evaluated and the solve continues as full Newton (a step hard enough to contract
     slowly gets Newton's quadratic convergence back), from the iterate before that correction if
@@ -602,7 +611,9 @@ def newton_solve(residual_and_jacobian: ResidualFunction, x0: np.ndarray, length
             return _converged(x, log, kept, lu, factored, last, factored_data)
         if k == s.max_iterations:
             break
-        if (modified and J is None and k > 0 and rn > REUSE_CONTRACTION * log.residual_norms[-2]
+        # near the solution a kept factorisation may contract more slowly before a new one pays
+        contraction = REUSE_CONTRACTION if rn > NEAR_SOLUTION * scale else NEAR_CONTRACTION
+        if (modified and J is None and k > 0 and rn > contraction * log.residual_norms[-2]
                 and log.increment_norms[-1] > s.stagnation_tol * length_scale):
             # the kept factorisation stopped paying; not when the last correction was already at
             # the stagnation level: the residual is then round-off, which a new LU cannot reduce
