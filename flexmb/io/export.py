@@ -183,8 +183,6 @@ def write_vtu_series(result: Result, folder: str | Path, name: str = "result", e
     into place when all are written: a failed export (disk full) raises :class:`ExportError`
     naming the file, and leaves no new file and the files already in ``folder`` as they were.
     """
-    import meshio
-
     steps = _written_steps(result, every)
     _cells(result.layout)                       # an element group it cannot write: nothing is written
     folder = Path(folder)
@@ -192,12 +190,22 @@ def write_vtu_series(result: Result, folder: str | Path, name: str = "result", e
         raise NotADirectoryError(f"{folder} is a file, not a folder for the VTU series")
     paths = vtu_series_paths(result, folder, name, every)
     check_outputs(paths, result, overwrite)
+    return _write_pvd_series(paths, _time_values(result, steps), lambda i: step_mesh_data(result, steps[i]))
+
+
+def _write_pvd_series(paths: list[Path], times: Sequence[float],
+                      mesh: Callable[[int], tuple[np.ndarray, list, dict, dict]]) -> Path:
+    """The VTU files ``paths[:-1]`` (the i-th from ``mesh(i)``: points, cells, point data, cell data)
+    and the ParaView collection ``paths[-1]`` listing them at ``times``, written in a scratch folder
+    and moved into place when all are written (:func:`_staged`); returns the .pvd's path."""
+    import meshio
+
     pvd = paths[-1]
     with _staged(paths, pvd, "vtu") as staged:
         collection = ET.Element("VTKFile", type="Collection", version="0.1", byte_order="LittleEndian")
         datasets = ET.SubElement(collection, "Collection")
-        for k, t, file in zip(steps, _time_values(result, steps), staged):
-            points, cells, point_data, cell_data = step_mesh_data(result, k)
+        for i, (t, file) in enumerate(zip(times, staged)):
+            points, cells, point_data, cell_data = mesh(i)
             _written(file, paths, lambda: meshio.write(file, meshio.Mesh(
                 points, cells, point_data=point_data, cell_data=split_cell_data(cell_data, cells))))
             ET.SubElement(datasets, "DataSet", timestep=repr(t), group="", part="0", file=file.name)
@@ -236,14 +244,24 @@ def write_xdmf(result: Result, path: str | Path, every: int = 1, overwrite: bool
         raise ValueError(f"{path}: an XDMF file needs the suffix .xdmf (or .xmf)")
     heavy = xdmf_heavy_data_path(path)
     check_outputs([path, heavy], result, overwrite)
+    return _write_xdmf_series(path, _reference_points(layout), cells, _time_values(result, steps),
+                              lambda i: step_mesh_data(result, steps[i])[2:])
+
+
+def _write_xdmf_series(path: Path, points: np.ndarray, cells: list, times: Sequence[float],
+                       data: Callable[[int], tuple[dict, dict]]) -> Path:
+    """The XDMF time series ``path`` with its heavy data (:func:`xdmf_heavy_data_path`): one
+    geometry (points, cells), then at ``times[i]`` the point and cell data ``data(i)``; written in a
+    scratch folder and moved into place (:func:`_staged`); returns ``path``."""
+    heavy = xdmf_heavy_data_path(path)
     with _staged([path, heavy], path, "xdmf") as (staged, staged_heavy):
         writer = _xdmf_writer(staged, staged_heavy, path)
         try:
             with writer:
-                writer.write_points_cells(_reference_points(layout), cells)
+                writer.write_points_cells(points, cells)
                 writer.check()
-                for k, t in zip(steps, _time_values(result, steps)):
-                    _, _, point_data, cell_data = step_mesh_data(result, k)
+                for i, t in enumerate(times):
+                    point_data, cell_data = data(i)
                     writer.write_data(t, point_data=point_data, cell_data=split_cell_data(cell_data, cells))
                     writer.check()                        # stop at the first failed write
         except OSError as exc:
@@ -562,15 +580,25 @@ def stress_mesh(recovered: RecoveredStresses, step: int) -> tuple[np.ndarray, li
     ``displacement`` (n_nodes, 3) m, ``stress`` (n_nodes, 6) Pa (Voigt s_xx, s_yy, s_zz, s_yz, s_xz,
     s_xy), ``von_mises`` (n_nodes,) Pa (NaN off the solids), and cell data every recovered element
     output (NaN on groups without it), ``group`` and ``element``."""
-    component = recovered.component
     if not -recovered.n_steps <= step < recovered.n_steps:
         raise IndexError(f"step {step} does not exist ({recovered.n_steps} recovered steps)")
+    points, cells, n_el = _stress_geometry(recovered)
+    return (points, cells, *_stress_data(recovered, n_el, step))
+
+
+def _stress_geometry(recovered: RecoveredStresses) -> tuple[np.ndarray, list, np.ndarray]:
+    """The reference points (n_nodes, 3), the cells and the element count per group (n_g,) of the
+    recovered component's model (the same for every step)."""
+    component = recovered.component
     layout = ModelLayout.from_assembly(component.assembly)
-    cells = _cells(layout)
-    points = _pad(component.model.coordinates)
+    n_el = np.array([g.n_elements for g in layout.groups], dtype=np.int64)
+    return _pad(component.model.coordinates), _cells(layout), n_el
+
+
+def _stress_data(recovered: RecoveredStresses, n_el: np.ndarray, step: int) -> tuple[dict, dict]:
+    """Point and cell data of one recovered step (:func:`stress_mesh`); n_el (n_g,) elements per group."""
     point_data = {"displacement": recovered.displacement[step], "stress": recovered.node_stress[step],
                   "von_mises": recovered.von_mises[step]}
-    n_el = np.array([g.n_elements for g in layout.groups], dtype=np.int64)
     bounds = np.concatenate([[0], np.cumsum(n_el)])
     cell_data = {}
     for name in dict.fromkeys(name for group in recovered.elements for name in group):
@@ -585,7 +613,7 @@ def stress_mesh(recovered: RecoveredStresses, step: int) -> tuple[np.ndarray, li
         cell_data[name] = values
     cell_data["group"] = np.repeat(np.arange(len(n_el), dtype=np.int64), n_el)
     cell_data["element"] = np.arange(bounds[-1], dtype=np.int64) - np.repeat(bounds[:-1], n_el)
-    return points, cells, point_data, cell_data
+    return point_data, cell_data
 
 
 def _stress_times(recovered: RecoveredStresses) -> list[float]:
@@ -602,8 +630,6 @@ def write_stress_vtu_series(recovered: RecoveredStresses, folder: str | Path, na
     ``displacement``, the data of :func:`stress_mesh`) and the collection ``folder/name.pvd``
     with their times; returns the .pvd's path. Existing files are refused unless ``overwrite``;
     written in a scratch folder and moved into place as :func:`write_vtu_series` does."""
-    import meshio
-
     if recovered.n_steps == 0:
         raise ValueError("cannot export recovered stresses without steps")
     folder = Path(folder)
@@ -612,20 +638,13 @@ def write_stress_vtu_series(recovered: RecoveredStresses, folder: str | Path, na
     width = max(5, len(str(recovered.n_steps - 1)))
     paths = [folder / f"{name}_{k:0{width}d}.vtu" for k in range(recovered.n_steps)] + [folder / f"{name}.pvd"]
     check_outputs(paths, None, overwrite)
-    pvd = paths[-1]
-    with _staged(paths, pvd, "vtu") as staged:
-        collection = ET.Element("VTKFile", type="Collection", version="0.1", byte_order="LittleEndian")
-        datasets = ET.SubElement(collection, "Collection")
-        for k, (t, file) in enumerate(zip(_stress_times(recovered), staged)):
-            points, cells, point_data, cell_data = stress_mesh(recovered, k)
-            deformed = points + point_data["displacement"]
-            _written(file, paths, lambda: meshio.write(file, meshio.Mesh(
-                deformed, cells, point_data=point_data, cell_data=split_cell_data(cell_data, cells))))
-            ET.SubElement(datasets, "DataSet", timestep=repr(t), group="", part="0", file=file.name)
-        ET.indent(collection)
-        _written(staged[-1], paths, lambda: ET.ElementTree(collection).write(staged[-1], encoding="utf-8",
-                                                                              xml_declaration=True))
-    return pvd
+    points, cells, n_el = _stress_geometry(recovered)
+
+    def deformed(k: int) -> tuple[np.ndarray, list, dict, dict]:
+        point_data, cell_data = _stress_data(recovered, n_el, k)
+        return points + point_data["displacement"], cells, point_data, cell_data
+
+    return _write_pvd_series(paths, _stress_times(recovered), deformed)
 
 
 def write_stress_xdmf(recovered: RecoveredStresses, path: str | Path, overwrite: bool = False) -> Path:
@@ -640,19 +659,6 @@ def write_stress_xdmf(recovered: RecoveredStresses, path: str | Path, overwrite:
         raise ValueError(f"{path}: an XDMF file needs the suffix .xdmf (or .xmf)")
     heavy = xdmf_heavy_data_path(path)
     check_outputs([path, heavy], None, overwrite)
-    points, cells, _, _ = stress_mesh(recovered, 0)
-    with _staged([path, heavy], path, "xdmf") as (staged, staged_heavy):
-        writer = _xdmf_writer(staged, staged_heavy, path)
-        try:
-            with writer:
-                writer.write_points_cells(points, cells)
-                writer.check()
-                for k, t in enumerate(_stress_times(recovered)):
-                    _, _, point_data, cell_data = stress_mesh(recovered, k)
-                    writer.write_data(t, point_data=point_data, cell_data=split_cell_data(cell_data, cells))
-                    writer.check()
-        except OSError as exc:
-            if isinstance(exc, ExportError):
-                raise
-            raise ExportError(_not_written(path, path, exc), path, exc) from None
-    return path
+    points, cells, n_el = _stress_geometry(recovered)
+    return _write_xdmf_series(path, points, cells, _stress_times(recovered),
+                              lambda k: _stress_data(recovered, n_el, k))
