@@ -38,7 +38,7 @@ from __future__ import annotations
 import numpy as np
 
 from flexmb.elements.base import ElementGroup
-from flexmb.elements.force_elements import _J, _planar
+from flexmb.elements.force_elements import _J, _planar, reference_chord
 from flexmb.rotations import cayley, cayley_between, cayley_resolvent, exp_map, sinc, sinc_derivative, skew
 
 
@@ -111,15 +111,8 @@ class Bushing(ElementGroup):
 
     def _reference_chord(self, X: np.ndarray) -> np.ndarray:
         """p_b - p_a in the reference configuration (n_el, dim), zero up to round-off (both sides
-        carry the bushing point), a new array. The chord is this plus the displacements' part,
-        never formed from absolute positions, so its round-off does not grow with the distance
-        of the model from the origin."""
-        r = np.zeros((self.n_elements, self.dim)) if self.anchor is None else -self.anchor
-        for end, _, sign in self._sides():
-            r = r + sign * X[:, end]
-        for end, _, sign in self._sides():
-            r += sign * self.offsets[:, end]
-        return r
+        carry the bushing point): :func:`~flexmb.elements.force_elements.reference_chord`."""
+        return reference_chord(X, self.offsets, self.anchor, self._sides())
 
     def _chord(self, X: np.ndarray, u: np.ndarray):
         """r = p_b - p_a (n_el, dim), G_r = dr/du (spins) (n_el, dim, ne), rotated offsets per side."""

@@ -60,6 +60,22 @@ def _planar(th: np.ndarray) -> np.ndarray:
     return np.stack([np.stack([c, -s], -1), np.stack([s, c], -1)], -2)
 
 
+def reference_chord(X: np.ndarray, offsets: np.ndarray, anchor: np.ndarray | None,
+                    sides: list[tuple[int, int, float]]) -> np.ndarray:
+    """p_b - p_a in the reference configuration (n_el, dim), a new array, for elements with points
+    at ``offsets`` (n_el, n_nodes, dim) from their nodes X (n_el, n_nodes, dim), the ground side at
+    ``anchor`` (n_el, dim) or None, and ``sides`` (offset index, first DOF, sign) as the groups give
+    them: the difference of the reference positions first (exact for nearby points), then the
+    offsets. A chord formed so plus the displacements' part has the round-off of the model's size,
+    not of its distance from the origin."""
+    r = np.zeros((len(X), X.shape[-1])) if anchor is None else -anchor
+    for end, _, sign in sides:
+        r = r + sign * X[:, end]
+    for end, _, sign in sides:
+        r += sign * offsets[:, end]
+    return r
+
+
 class PointSpringDamper(ElementGroup):
     """Group of point-to-point spring-dampers (see the module docstring).
 
@@ -175,14 +191,7 @@ class PointSpringDamper(ElementGroup):
         return exp_map(u[:, first + 3:first + 6])
 
     def _reference_chord(self, X: np.ndarray) -> np.ndarray:
-        """r_ref = p_b - p_a in the reference configuration (n_el, dim), a new array: the
-        difference of the reference points first (exact for nearby points), then the offsets."""
-        r = np.zeros((self.n_elements, self.dim)) if self.anchor is None else -self.anchor
-        for end, _, sign in self._slots():
-            r = r + sign * X[:, end]
-        for end, _, sign in self._slots():
-            r += sign * self.offsets[:, end]
-        return r
+        return reference_chord(X, self.offsets, self.anchor, self._slots())
 
     def _chord(self, X: np.ndarray, u: np.ndarray):
         """Chord r (n_el, dim), G = dr/du (n_el, dim, ne) (spins at rotations), rotated offsets."""
