@@ -82,7 +82,7 @@ def load_control(model: Model | Assembly, load_factors: Sequence[float] | int = 
     path = StaticPath(ModelLayout.from_assembly(asm), "load control")
     lam = 0.0
     u_initial = u.copy()
-    tangents = _Tangents(system)
+    tangents = _Tangents(system, settings.solver)
     with path.recording(save_to, overwrite), closing(Progress(float(lams[-1]), "load control", "", progress)) as bar:
         for target in lams:
             try:
@@ -148,7 +148,7 @@ def _solve_at(system: StaticSystem, u_start: np.ndarray, lam_start: float, lam: 
         except NewtonFailure:
             raise exc from None
         end = system.matrix(x)
-        if _factorization(end) is None:
+        if _factorization(end, settings.solver) is None:
             raise statics_error(asm, end, "load control", lam, system.state(x)[0], "the equilibrium found by "
                                 "continuation is not isolated (add the drive, support or load that holds the free "
                                 "motion)") from exc
@@ -172,10 +172,11 @@ LIMIT_STIFFNESS = 0.1
 JUMP_FACTOR = 3.0
 
 
-def _factorization(K) -> Factorization | None:
-    """Equilibrated LU of K, None if K is singular."""
+def _factorization(K, solver: str = "auto") -> Factorization | None:
+    """Equilibrated LU of K (with its determinant's sign: :func:`signed_factorization`, ``solver``
+    as NewtonSettings names it), None if K is singular."""
     try:
-        lu = signed_factorization(K)
+        lu = signed_factorization(K, solver=solver)
     except RuntimeError:                                  # SuperLU: "Factor is exactly singular"
         return None
     return None if lu.is_singular() else lu
@@ -187,8 +188,9 @@ class _Tangents:
     ``newton`` holds the last factorisation of the increment's Newton solve: a matrix equal to
     the one it factorised (a linear model's) takes it instead of a new LU."""
 
-    def __init__(self, system: StaticSystem) -> None:
+    def __init__(self, system: StaticSystem, solver: str = "auto") -> None:
         self.system = system
+        self.solver = solver
         self.u: np.ndarray | None = None
         self.lam = 0.0
         self.lu: Factorization | None = None
@@ -202,7 +204,7 @@ class _Tangents:
     def store(self, u: np.ndarray, lam: float, K) -> None:
         known = self.newton.matrix
         same = known is not None and sp.issparse(K) and same_matrix(K, known)
-        self.u, self.lam, self.lu = u.copy(), lam, self.newton.lu if same else _factorization(K)
+        self.u, self.lam, self.lu = u.copy(), lam, self.newton.lu if same else _factorization(K, self.solver)
 
 
 def _matrix(system: StaticSystem, u: np.ndarray, lam: float, multipliers: np.ndarray | None = None):
