@@ -486,7 +486,7 @@ REUSE_CONTRACTION = 0.1
 #: few more residual evaluations cost less than an LU. Measured on the 1e5-DOF shell plate (12 steps
 #: of 1 ms): the kept LU reduced the residual 1.9e-6 -> 2.8e-7 of F (0.15) at the third iteration and a
 #: new LU was made one iteration before convergence, 0.75 LUs per step, 1.53 s per step; with this rule
-#: 0.25 LUs and 4.9 iterations per step, 1.05 s. The 48 validation cases print the same digits.
+#: 0.25 LUs and 4.9 iterations per step, 1.02-1.04 s. The 48 validation cases print the same digits.
 NEAR_SOLUTION = 1e-4
 NEAR_CONTRACTION = 0.5
 #: modified Newton is switched on for the time steps of models with at least this many unknowns
