@@ -243,7 +243,7 @@ def test_a_linear_model_is_factorised_once_per_load_step(monkeypatch):
     """A linear model's Jacobian does not change: Newton keeps its factorisation for the second
     iteration, and load control's check of the tangent at both ends of the increment takes it
     too, so a load step of a linear solid (above the dense limit) makes one LU, not three or
-    four (measured: 61 000 unknowns of tet10 with SuperLU, 56.7 s before, about 30 s after); the displacement is
+    four (measured: 61 000 unknowns of tet10 with SuperLU, 56.7 s before, 18-20 s after); the displacement is
     K^-1 f to 1e-10."""
     import scipy.sparse.linalg as spla
 
