@@ -123,11 +123,12 @@ def frame_model(n_dof: float, mass: str) -> tuple[fm.Assembly, float, float, dic
 
 
 # -------------------------------------------------------------- measuring
-def part_times(asm: fm.Assembly, s, u1: np.ndarray, dt: float, residual_only: bool, repeat: int
-               ) -> tuple[float, float, float, float, float, float]:
+def part_times(asm: fm.Assembly, s, u1: np.ndarray, dt: float, residual_only: bool, repeat: int,
+               solver: str = "auto") -> tuple[float, float, float, float, float, float]:
     """CPU seconds of one mid-point Newton iteration's parts from state ``s`` to the end-point guess
     u1: element and inertia kernels with tangent, without (``residual_only``, else 0), assembly,
-    LU with and without the pivot test, and one solve (medians of ``repeat``)."""
+    LU with and without the pivot test by the sparse ``solver`` (NewtonSettings'), and one solve
+    (medians of ``repeat``)."""
     X, ue0, ue1 = asm._X, asm.gather(s.u), asm.gather(u1)
     ed = asm._edofs
     stretch = s.stretch if s.stretch is not None else np.zeros_like(s.u)
@@ -148,12 +149,12 @@ def part_times(asm: fm.Assembly, s, u1: np.ndarray, dt: float, residual_only: bo
 
     J = asm.free_matrix(assembly()[1]).tocsc()
     b = np.ones(J.shape[0])
-    lu = Factorization(J, pivots=False)
+    lu = Factorization(J, pivots=False, solver=solver)
     return (cpu_median(lambda: kernels(True), repeat),
             cpu_median(lambda: kernels(False), repeat) if residual_only else 0.0,
             cpu_median(assembly, repeat),
-            cpu_median(lambda: Factorization(J, pivots=True), repeat),
-            cpu_median(lambda: Factorization(J, pivots=False), repeat),
+            cpu_median(lambda: Factorization(J, pivots=True, solver=solver), repeat),
+            cpu_median(lambda: Factorization(J, pivots=False, solver=solver), repeat),
             cpu_median(lambda: lu.solve(b), repeat))
 
 

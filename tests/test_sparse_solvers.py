@@ -57,14 +57,15 @@ def test_symbolic_analysis_once_per_pattern(solver, rng):
     assert sparse_lu.ANALYSES[solver] == before + 2
 
 
-def test_reused_ordering_keeps_the_determinant_sign(rng):
+@pytest.mark.parametrize("solver", ["superlu", "banded"])
+def test_reused_ordering_keeps_the_determinant_sign(solver, rng):
     A = _non_symmetric(rng, 200, density=0.05)
     for flip in (1.0, -1.0, -1.0):                      # the first analyses, the later reuse the ordering
         B = A.copy()
         B[0, :] = B[0, :] * flip                         # flips the sign of det B
         B = B.tocsc()
         sign = np.linalg.slogdet(B.toarray())[0]
-        assert Factorization(B, solver="superlu").determinant_sign == sign
+        assert Factorization(B, solver=solver).determinant_sign == sign
 
 
 def test_pardiso_factorisation_superseded_on_its_pattern_refuses_to_solve(rng):
@@ -111,7 +112,7 @@ def test_missing_solver_says_how_to_install_it(monkeypatch):
     monkeypatch.setattr(sparse_lu, "_MKL", None)
     with pytest.raises(fm.ModelError, match=r"pip install flexmb\[pardiso\]"):
         NewtonSettings(solver="pardiso")
-    assert sparse_lu.available() == ("superlu",)
+    assert sparse_lu.available() == ("superlu", "banded")
     assert sparse_lu.backend("auto", 10**6) == "superlu"
 
 

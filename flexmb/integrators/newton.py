@@ -74,9 +74,10 @@ class NewtonSettings:
     #: iteration whatever the residual (it is then at its round-off floor; 0 switches the test off)
     round_off_factor: float = 8.0
     #: sparse LU of Jacobians above DENSE_LIMIT unknowns (:mod:`flexmb.integrators.sparse_lu`):
-    #: "auto" (PARDISO from ``sparse_lu.PARDISO_FROM`` unknowns when installed, else SuperLU),
-    #: "superlu" or "pardiso" (``pip install flexmb[pardiso]``); statics watching the sign of the
-    #: determinant factorise with SuperLU whatever is named here
+    #: "auto" (the band LU for a narrow band, ``sparse_lu.BANDED_WIDTH``, else PARDISO from
+    #: ``sparse_lu.PARDISO_FROM`` unknowns when installed, else SuperLU), "banded", "superlu" or
+    #: "pardiso" (``pip install flexmb[pardiso]``); statics watching the sign of the determinant
+    #: factorise with SuperLU or the band LU (large symmetric tangents: PARDISO and its L D L^T)
     solver: str = "auto"
 
     def __post_init__(self) -> None:
@@ -334,8 +335,8 @@ class Factorization:
     pivoting (:mod:`flexmb.compiled.dense_lu`; equilibration and densification in one compiled
     pass, :func:`flexmb.compiled.scatter.equilibrated_dense`), larger matrices by SuperLU with
     the column ordering :data:`SPARSE_ORDERING`, or by the sparse backend ``solver`` names
-    (:mod:`flexmb.integrators.sparse_lu`: "superlu", "pardiso", "auto"; only SuperLU gives the
-    determinant's sign with the LU, :func:`signed_factorization` gets it for PARDISO, given as
+    (:mod:`flexmb.integrators.sparse_lu`: "superlu", "pardiso", "banded", "auto"; SuperLU and the
+    band LU give the determinant's sign with the LU, :func:`signed_factorization` gets it for PARDISO, given as
     ``determinant_sign``; ``lasting``: a PARDISO LU that later ones of the same pattern do not
     supersede, :func:`sparse_lu.factorize`). With ``pivots=False`` (the later factorisations of
     modified Newton) the pivots are not kept: ``smallest_pivot`` is then nan, ``is_singular``
@@ -372,14 +373,24 @@ class Factorization:
             # against 0.07 s and 1.1e6 equilibrated; equilibration costs 0.4 s at n = 1e5)
             from flexmb.integrators import sparse_lu      # scipy.sparse.linalg, MKL: not for dense models
 
-            B, self.row_scale, self.col_scale = equilibrate(A)
-            self.lu = sparse_lu.factorize(B, solver, SPARSE_ORDERING, DIAGONAL_PIVOT_THRESHOLD, pivots, lasting)
+            if sparse_lu.backend(solver, n, A) == "banded":
+                # equilibrated in the compiled pass that fills the band (equilibrate costs more than its LU)
+                self.lu = sparse_lu.BandedLU(A, pivots)
+                self.row_scale, self.col_scale = self.lu.row_scale, self.lu.col_scale
+            else:
+                B, self.row_scale, self.col_scale = equilibrate(A)
+                self.lu = sparse_lu.factorize(B, solver, SPARSE_ORDERING, DIAGONAL_PIVOT_THRESHOLD, pivots, lasting)
             self._pivots = self.lu.diagonal
             self.smallest_pivot = float(np.abs(self._pivots).min(initial=np.inf)) if pivots else float("nan")
         self._n = n
+        # the band LU's partial pivoting can keep every pivot above the tolerance for a singular
+        # matrix (a pinned chain of 4096 Beam2D elements: 3.1e-11 against 2.5e-11, SuperLU's
+        # diagonal-preferring pivots 1e-13): its pivots do not gate the singular value test
+        self._pivot_gate = self.dense or self.lu.name != "banded"
         # ||B||_1, the scale of B's singular values, for is_singular; only where the pivot test asks
         self._norm1 = (_equilibrated_norm1(A, self.row_scale, self.col_scale)
-                       if self.smallest_pivot <= pivot_tolerance(n) else math.nan)
+                       if self.smallest_pivot <= pivot_tolerance(n) or (pivots and not self._pivot_gate)
+                       else math.nan)
 
     @cached_property
     def determinant_sign(self) -> int:
@@ -389,6 +400,8 @@ class Factorization:
         if self.dense:                          # every k with pivots[k] != k is one transposition
             swaps = int(np.count_nonzero(self._row_pivots != np.arange(self._n)))
             return sign * (-1 if swaps % 2 else 1)
+        if self.lu.name == "banded":
+            return self.lu.determinant_sign
         if self.lu.name != "superlu":
             raise NotImplementedError(f"the sparse solver {self.lu.name!r} does not give the determinant's sign")
         return sign * _permutation_sign(self.lu.perm_r) * _permutation_sign(self.lu.perm_c)
@@ -409,12 +422,14 @@ class Factorization:
             x = np.multiply(rs, b, order="C")                # a new array, rows contiguous
             _dense_kernels()[1](self._lu, self._row_pivots, x)
             return cs * x
+        if self.lu.name == "banded":
+            return self.lu.solve(b)                          # scaled inside its compiled solve
         return cs * self.lu.solve(rs * b)
 
     def is_singular(self) -> bool:
         """Whether the matrix is singular to round-off: its smallest equilibrated pivot is at the
-        round-off level (:func:`pivot_tolerance`), and B's smallest singular value
-        (:attr:`smallest_singular_value`) is below eps ||B||_1 / 2: B's condition number exceeds
+        round-off level (:func:`pivot_tolerance`; the band LU: any pivot, see ``__init__``), and B's
+        smallest singular value (:attr:`smallest_singular_value`) is below eps ||B||_1 / 2: B's condition number exceeds
         2 / eps, where a solve with it has no correct digit left.
 
         The pivot alone cannot tell on fine meshes: the pivots of a fourth-order operator fall
@@ -425,8 +440,10 @@ class Factorization:
         elements, four orientations). The cantilever is at the edge of double precision: its
         condition grows as n^4, and 16384 elements are singular in it (1e-3 eps to 0.06 eps).
         """
-        return (self.smallest_pivot <= pivot_tolerance(self._n)
-                and self.smallest_singular_value <= 0.5 * _EPS * self._norm1)
+        if not (self.smallest_pivot <= pivot_tolerance(self._n)
+                or (self.smallest_pivot < math.inf and not self._pivot_gate)):      # nan: pivots not kept
+            return False
+        return self.smallest_singular_value <= 0.5 * _EPS * self._norm1
 
     @cached_property
     def smallest_singular_value(self) -> float:
@@ -439,6 +456,8 @@ class Factorization:
             z = z / _norm(z)
             if self.dense:
                 _dense_kernels()[1](self._lu, self._row_pivots, z)          # in place: B^-1 z
+            elif self.lu.name == "banded":
+                z = self.lu.solve(z, equilibrated=True)
             else:
                 z = self.lu.solve(z)
         size = _norm(z)
@@ -446,10 +465,10 @@ class Factorization:
 
 
 def signed_factorization(matrix: sp.spmatrix, pivots: bool = True, solver: str = "auto") -> Factorization:
-    """A :class:`Factorization` whose determinant sign is watched (statics, arc length): SuperLU,
-    which gives the sign with the LU, or, for a symmetric sparse matrix of at least
-    :data:`~flexmb.integrators.sparse_lu.PARDISO_FROM` unknowns when ``solver`` allows PARDISO and
-    it is installed, PARDISO's LU with the sign from its symmetric indefinite L D L^T
+    """A :class:`Factorization` whose determinant sign is watched (statics, arc length): SuperLU or,
+    for a narrow band (``solver`` "auto" or "banded"), the band LU, which give the sign with the LU,
+    or, for a symmetric sparse matrix of at least :data:`~flexmb.integrators.sparse_lu.PARDISO_FROM`
+    unknowns when ``solver`` allows PARDISO and it is installed, PARDISO's LU with the sign from its symmetric indefinite L D L^T
     (:func:`~flexmb.integrators.sparse_lu.symmetric_inertia`: (-1)^(negative eigenvalues)), two
     factorisations that cost a quarter of SuperLU's one on 3D meshes (61 000 tet10 unknowns: 3.9 + 1.6 s
     against 14 s + 4.5 s of its wrapping). A matrix PARDISO finds (nearly) singular, or a
@@ -460,7 +479,10 @@ def signed_factorization(matrix: sp.spmatrix, pivots: bool = True, solver: str =
     if n > DENSE_LIMIT:
         from flexmb.integrators import sparse_lu
 
-        if sparse_lu.backend(solver, n) == "pardiso" and _symmetric(A):
+        name = sparse_lu.backend(solver, n, A)
+        if name == "banded":
+            return Factorization(A, pivots, "banded")
+        if name == "pardiso" and _symmetric(A):
             inertia = sparse_lu.symmetric_inertia(A)
             if inertia is not None:
                 return Factorization(A, pivots, "pardiso", determinant_sign=-1 if inertia[1] % 2 else 1,
@@ -758,8 +780,8 @@ def _factorize(J: sp.spmatrix, log: NewtonLog, k: int, determinant_signs: bool,
     log.smallest_pivots.append(lu.smallest_pivot)
     if check_singular and lu.is_singular():
         raise SingularJacobian(f"singular tangent at iteration {k}: smallest pivot {lu.smallest_pivot:.1e} of the "
-                               f"equilibrated matrix, round-off level (below {pivot_tolerance(J.shape[0]):.1e})",
-                               log, J.copy(), k, lu.smallest_pivot)
+                               f"equilibrated matrix (round-off level: {pivot_tolerance(J.shape[0]):.1e}), its "
+                               f"condition number above 2 / eps", log, J.copy(), k, lu.smallest_pivot)
     return lu
 
 

@@ -12,7 +12,12 @@ the non-symmetric mid-point (or statics) tangent and is never symmetrised. Backe
   (METIS ordering, weighted matching, symbolic factorisation) is made once per sparsity pattern and
   kept; every factorisation is then numeric only. Gives the factor's diagonal (pivot test) but not
   the sign of the determinant: statics that watch it factorise with SuperLU.
-* ``"auto"``: PARDISO from :data:`PARDISO_FROM` unknowns on when it is installed, else SuperLU.
+* ``"banded"``: the compiled band LU with partial pivoting (:mod:`flexmb.compiled.banded_lu`) of
+  the matrix in reverse Cuthill-McKee order, for slender models (chains of beams), whose band
+  stays narrow; its ordering and band are found once per pattern. Gives the factor's diagonal and
+  the determinant's sign.
+* ``"auto"``: the band LU where the pattern's band is at most :data:`BANDED_WIDTH` wide, else
+  PARDISO from :data:`PARDISO_FROM` unknowns on when it is installed, else SuperLU.
 
 Measured on this project's Jacobians (benchmarks/bench_solvers.py, docs/speed.md "Sparse solvers").
 """
@@ -26,15 +31,25 @@ import numpy as np
 import scipy.sparse as sp
 
 #: the backend names :func:`factorize` takes (``NewtonSettings(solver=...)``)
-SOLVERS = ("auto", "superlu", "pardiso")
+SOLVERS = ("auto", "superlu", "pardiso", "banded")
 #: ``"auto"`` takes PARDISO (when installed) from this many unknowns on. Measured
 #: (benchmarks/bench_solvers.py, docs/speed.md "Sparse solvers"): its numeric LU is 1.7-2x faster
 #: than SuperLU's at 1e4 unknowns of Beam3D grillages and Shell3 plates, 2.2x at 1e5, as fast on
 #: planar beams; loading MKL costs 0.45 s once per process, which a few LUs repay from here on.
 PARDISO_FROM = 20_000
 
+#: ``"auto"`` takes the band LU for patterns whose band, kl + ku + 1 diagonals after the reverse
+#: Cuthill-McKee ordering, is at most this wide. Measured (benchmarks/bench_solvers.py, docs/speed.md
+#: "Sparse solvers"): Simo's spin-up beam (cubic-mass Beam2D, kl = ku = 5) at 3072 / 12288 unknowns,
+#: LU 0.33 / 1.4 ms and solve 0.06 / 0.24 ms against SuperLU's 2.0 / 7.9 and 0.16 / 0.68 ms; Shell3
+#: strips of 1 / 2 / 3 / 4 / 6 cells' width at 2e4 unknowns (kl = ku = 17 / 23 / 29 / 35 / 47), LU 9 /
+#: 15 / 22 / 31 / 49 ms and solve 1.0 / 1.3 / 1.5 / 4.2 / 9.5 ms against SuperLU's 23 / 32 / 38 / 41 /
+#: 63 and 1.0 / 1.3 / 1.2 / 1.7 / 2.9 ms (PARDISO's 48-80 and 2.3-8 ms). Modified Newton makes
+#: several solves per LU, so the band LU stops where its solve gets slower than SuperLU's.
+BANDED_WIDTH = 47
+
 #: symbolic analyses made, per backend (the tests count them; one per sparsity pattern)
-ANALYSES = {"superlu": 0, "pardiso": 0}
+ANALYSES = {"superlu": 0, "pardiso": 0, "banded": 0}
 #: analysed patterns kept per backend, the newest (a run's Jacobian keeps one pattern)
 _KEPT_PATTERNS = 2
 
@@ -45,7 +60,7 @@ class SolverNotInstalled(ImportError):
 
 def available() -> tuple[str, ...]:
     """The installed backends among :data:`SOLVERS` (without ``"auto"``)."""
-    names = ["superlu"]
+    names = ["superlu", "banded"]
     try:
         _mkl()
         names.append("pardiso")
@@ -54,13 +69,15 @@ def available() -> tuple[str, ...]:
     return tuple(names)
 
 
-def backend(solver: str, n: int) -> str:
-    """The backend that ``solver`` (one of :data:`SOLVERS`) means for an (n, n) matrix; raises
-    ValueError for an unknown name and :class:`SolverNotInstalled` for a named backend that is
-    not installed."""
+def backend(solver: str, n: int, B: sp.csc_matrix | None = None) -> str:
+    """The backend that ``solver`` (one of :data:`SOLVERS`) means for an (n, n) matrix, with B the
+    matrix's pattern where known (``"auto"`` then looks at its band); raises ValueError for an
+    unknown name and :class:`SolverNotInstalled` for a named backend that is not installed."""
     if solver == "auto":
+        if B is not None and band_pattern(B).width <= BANDED_WIDTH:
+            return "banded"
         return "pardiso" if n >= PARDISO_FROM and "pardiso" in available() else "superlu"
-    if solver == "superlu":
+    if solver in ("superlu", "banded"):
         return solver
     if solver == "pardiso":
         _mkl()
@@ -75,9 +92,11 @@ def factorize(B: sp.csc_matrix, solver: str, ordering: str, pivot_threshold: flo
     ``diagonal``: keep the factor's diagonal (``.diagonal``, else None) for the pivot test;
     ``lasting``: PARDISO's factorisation gets a handle of its own, which later factorisations of
     the same pattern do not supersede (statics keeps tangents from one increment to the next)."""
-    name = backend(solver, B.shape[0])
+    name = backend(solver, B.shape[0], B)
     if name == "pardiso":
         return PardisoLU(B, diagonal, lasting)
+    if name == "banded":
+        return BandedLU(B, diagonal)            # its own equilibration (of B: scales near 1)
     return SuperLU(B, ordering, pivot_threshold, diagonal)
 
 
@@ -145,6 +164,85 @@ class SuperLU:
         x = np.empty_like(b)
         x[self.q] = self._lu.solve(b[self.q])
         return x
+
+
+# ------------------------------------------------------------------ band LU
+class _BandPattern:
+    """The reverse Cuthill-McKee ordering of one sparsity pattern (of B + B^T) and the band it
+    gives: ``new_index`` (n,) old index -> new, ``kl``, ``ku`` the lower and upper bandwidths of
+    the permuted matrix, ``width`` = kl + ku + 1."""
+
+    def __init__(self, B: sp.csc_matrix) -> None:
+        from scipy.sparse.csgraph import reverse_cuthill_mckee
+
+        self.keys = (B.indptr, B.indices)
+        n = B.shape[0]
+        order = reverse_cuthill_mckee(sp.csr_matrix((np.ones(B.indices.size), B.indices, B.indptr), shape=(n, n)),
+                                      symmetric_mode=False)          # new -> old
+        self.new_index = np.empty(n, dtype=np.int64)
+        self.new_index[order] = np.arange(n)
+        rows = self.new_index[B.indices]
+        cols = np.repeat(self.new_index, np.diff(B.indptr))
+        self.kl = int(max(0, (rows - cols).max(initial=0)))
+        self.ku = int(max(0, (cols - rows).max(initial=0)))
+        self.width = self.kl + self.ku + 1
+        ANALYSES["banded"] += 1
+
+
+_BAND_PATTERNS: list[_BandPattern] = []
+
+
+def band_pattern(B: sp.csc_matrix) -> _BandPattern:
+    """The band ordering of B's pattern: a kept one, else a new one (the newest kept)."""
+    for p in _BAND_PATTERNS:
+        if _same_pattern(B, *p.keys):
+            return p
+    p = _BandPattern(B)
+    _BAND_PATTERNS.append(p)
+    del _BAND_PATTERNS[:-_KEPT_PATTERNS]
+    return p
+
+
+class BandedLU:
+    """The compiled band LU (:mod:`flexmb.compiled.banded_lu`) of the matrix A (n, n) equilibrated,
+    B = D_r A D_c (``row_scale``, ``col_scale``: the scalings of
+    :func:`flexmb.integrators.newton.equilibrate`, made in the same compiled pass), in its pattern's
+    reverse Cuthill-McKee order P (:func:`band_pattern`): P B P^T = L U with partial pivoting.
+    ``diagonal`` (n,): U's diagonal, or None; ``determinant_sign``: the sign of det A (that of
+    det(P B P^T): the scalings are positive and P symmetric; U's diagonal and the row exchanges)."""
+
+    name = "banded"
+
+    def __init__(self, A: sp.csc_matrix, diagonal: bool) -> None:
+        from flexmb.compiled.banded_lu import band_lu, equilibrated_band_fill
+
+        p = band_pattern(A)
+        n = A.shape[0]
+        self._pattern = p
+        self._ab = np.empty((n, 2 * p.kl + p.ku + 1))
+        self._pivots = np.empty(n, dtype=np.int64)
+        self.row_scale, self.col_scale = np.empty(n), np.empty(n)
+        equilibrated_band_fill(A.indptr, A.indices, A.data, p.new_index, p.kl, p.ku, self._ab, self.row_scale,
+                               self.col_scale)
+        if band_lu(self._ab, p.kl, p.ku, self._pivots) == 0.0:
+            raise RuntimeError("Factor is exactly singular")
+        u_diagonal = self._ab[:, p.kl + p.ku]
+        self.diagonal = u_diagonal.copy() if diagonal else None
+        negative = int(np.count_nonzero(u_diagonal < 0.0))
+        swaps = int(np.count_nonzero(self._pivots != np.arange(n)))
+        self.determinant_sign = -1 if (negative + swaps) % 2 else 1
+
+    def solve(self, b: np.ndarray, equilibrated: bool = False) -> np.ndarray:
+        """A^-1 b, or with ``equilibrated`` B^-1 b, for b (n,) or (n, k)."""
+        from flexmb.compiled.banded_lu import permuted_band_solve
+
+        p = self._pattern
+        rs, cs = (np.ones(b.shape[0]),) * 2 if equilibrated else (self.row_scale, self.col_scale)
+        if b.ndim == 1:
+            return permuted_band_solve(self._ab, p.kl, p.ku, self._pivots, p.new_index, rs, cs,
+                                       np.ascontiguousarray(b, dtype=float))
+        return np.stack([permuted_band_solve(self._ab, p.kl, p.ku, self._pivots, p.new_index, rs, cs,
+                                             np.ascontiguousarray(column, dtype=float)) for column in b.T], axis=1)
 
 
 # ------------------------------------------------------------------ PARDISO
