@@ -56,6 +56,12 @@ def _node_blocks(first: np.ndarray, per_node: np.ndarray) -> tuple[np.ndarray, n
     return np.concatenate(rows or [np.zeros(0, np.int64)]), np.concatenate(cols or [np.zeros(0, np.int64)])
 
 
+def _outputs_and_energy_sum(group, X: np.ndarray, ue: np.ndarray) -> tuple[dict[str, np.ndarray], float]:
+    """A group's element outputs and the sum of its elements' strain energies (J)."""
+    outputs, energy = group.outputs_and_strain_energy(X, ue)
+    return outputs, energy.sum()
+
+
 class Assembly:
     """Model -> DOF map -> batched kernels -> global vectors and sparse matrices."""
 
@@ -537,8 +543,17 @@ class Assembly:
     def outputs_and_strain_energy(self, u: np.ndarray) -> tuple[list[dict[str, np.ndarray]], float]:
         """:meth:`element_outputs` and :meth:`strain_energy` at once, each group's section state
         computed once (what a time step records); the same values and sum."""
-        both = [g.outputs_and_strain_energy(X, ue) for g, X, ue in zip(self.groups, self._X, self.gather(u))]
-        return [outputs for outputs, _ in both], float(sum(energy.sum() for _, energy in both))
+        both = self.group_outputs_and_strain_energies(u, self.groups)
+        return [outputs for outputs, _ in both], float(sum(energy for _, energy in both))
+
+    def group_outputs_and_strain_energies(self, u: np.ndarray, groups: list
+                                          ) -> list[tuple[dict[str, np.ndarray], float] | None]:
+        """Per group its element outputs (name -> (n_el,)) and strain energy (J) at u (n_dof,),
+        evaluated with ``groups[i]`` in the place of group i (the group itself, or a copy that
+        keeps the section properties a finished run had); None for a group given as None. The
+        strain energy of the model is the sum of the energies in group order."""
+        return [None if g is None else _outputs_and_energy_sum(g, X, u[ed])
+                for g, X, ed in zip(groups, self._X, self._edofs)]
 
     def strain_energy(self, u: np.ndarray) -> float:
         """Total strain energy (J)."""
@@ -801,20 +816,34 @@ class Assembly:
         """Kinetic energy (J); u is needed when 3D nodes carry rotary inertia or a mass depends
         on the configuration. ``stretch`` (n_dof,): the director stretch rates of the mid-point
         scheme's state (:attr:`director_dofs`), whose kinetic energy counts too."""
-        T = 0.5 * float(v @ self.mass_times(v))
+        rotary = bool(self.rotation_nodes.size and np.any(self.rotary_inertia))
+        if u is None and self.configuration_masses:
+            raise ValueError("kinetic_energy: the model has configuration-dependent masses, pass u")
+        if u is None and rotary:
+            raise ValueError("kinetic_energy: the model has spatial rotary inertia, pass u")
+        return self._kinetic(v, stretch, *self._momentum_parts(u, v, stretch, rotary))
+
+    def _momentum_parts(self, u: np.ndarray | None, v: np.ndarray, stretch: np.ndarray | None, rotary: bool
+                        ) -> tuple[np.ndarray, list[tuple[float, np.ndarray]], np.ndarray | None]:
+        """What the kinetic energy and the angular momentum share: the momenta M v (n_dof,), per
+        configuration-dependent mass its kinetic energy (J) and angular momentum, and with
+        ``rotary`` the spatial rotary inertia (n_r, 3, 3), else None."""
+        masses = [k.energy_and_angular_momentum(u[ed], v[ed], self._element_stretch(i, stretch))
+                  for i, k in self.configuration_masses for ed in (self._edofs[i],)]
+        return self.mass_times(v), masses, self.spatial_inertia(u) if rotary else None
+
+    def _kinetic(self, v: np.ndarray, stretch: np.ndarray | None, p: np.ndarray,
+                 masses: list[tuple[float, np.ndarray]], inertia: np.ndarray | None) -> float:
+        """Kinetic energy (J) from :meth:`_momentum_parts`."""
+        T = 0.5 * float(v @ p)
         if self.configuration_masses:
-            if u is None:
-                raise ValueError("kinetic_energy: the model has configuration-dependent masses, pass u")
-            for i, k in self.configuration_masses:
-                ed = self._edofs[i]
-                T += k.energy_and_angular_momentum(u[ed], v[ed], self._element_stretch(i, stretch))[0]
+            for T_k, _ in masses:
+                T += T_k
             if stretch is not None:
                 T += 0.5 * float(self.director_inertia @ stretch[self.director_dofs]**2)
         if self.rotation_nodes.size and np.any(self.rotary_inertia):
-            if u is None:
-                raise ValueError("kinetic_energy: the model has spatial rotary inertia, pass u")
             w = v[self.rotation_dofs]
-            T += 0.5 * float(np.einsum("ni,nij,nj->", w, self.spatial_inertia(u), w))
+            T += 0.5 * float(np.einsum("ni,nij,nj->", w, inertia, w))
         return T
 
     def energy_and_momentum(self, u: np.ndarray, v: np.ndarray, stretch: np.ndarray | None = None
@@ -822,7 +851,8 @@ class Assembly:
         """:meth:`kinetic_energy` and :meth:`angular_momentum` together (recorded every step): the
         momenta M v and the cubic masses' sums are computed once for both; the same values."""
         if not self._planar_cubic:
-            return self.kinetic_energy(v, u, stretch), self.angular_momentum(u, v, stretch)
+            parts = self._momentum_parts(u, v, stretch, bool(self.rotation_nodes.size))
+            return self._kinetic(v, stretch, *parts), self._angular(u, v, *parts)
         # ndarray.dot: the same products and sums as ``@`` of 1-D arrays (one dot kernel), without
         # the generalized ufunc's set-up, which costs more than these products
         p = self.mass_times(v)
@@ -849,22 +879,23 @@ class Assembly:
     def angular_momentum(self, u: np.ndarray, v: np.ndarray, stretch: np.ndarray | None = None) -> np.ndarray:
         """Angular momentum about the origin: (1,) in 2D, (3,) in 3D, kg m^2/s (``stretch`` as in
         :meth:`kinetic_energy`)."""
-        p = self.mass_times(v)
+        return self._angular(u, v, *self._momentum_parts(u, v, stretch, bool(self.rotation_nodes.size)))
+
+    def _angular(self, u: np.ndarray, v: np.ndarray, p: np.ndarray, masses: list[tuple[float, np.ndarray]],
+                 inertia: np.ndarray | None) -> np.ndarray:
+        """Angular momentum (1,) or (3,) from :meth:`_momentum_parts` (with the spatial inertia
+        where 3D nodes rotate)."""
         tr = self.dofs.translations()
         x = self.model.coordinates + u[tr]
         pt = p[tr]                                                         # (n_nodes, dim)
         if self.model.dim == 2:
             L = np.array([x[:, 0] @ pt[:, 1] - x[:, 1] @ pt[:, 0] + p[self.planar_rotations].sum()])
-            for i, k in self.configuration_masses:
-                ed = self._edofs[i]
-                L += k.energy_and_angular_momentum(u[ed], v[ed], self._element_stretch(i, stretch))[1]
         else:
             # sum of x x p, written out (np.cross costs more than the rest of this method)
             L = np.array([x[:, 1] @ pt[:, 2] - x[:, 2] @ pt[:, 1], x[:, 2] @ pt[:, 0] - x[:, 0] @ pt[:, 2],
                           x[:, 0] @ pt[:, 1] - x[:, 1] @ pt[:, 0]])
             if self.rotation_nodes.size:
-                L += np.einsum("nij,nj->i", self.spatial_inertia(u), v[self.rotation_dofs])
-            for i, k in self.configuration_masses:
-                ed = self._edofs[i]
-                L += k.energy_and_angular_momentum(u[ed], v[ed], self._element_stretch(i, stretch))[1]
+                L += np.einsum("nij,nj->i", inertia, v[self.rotation_dofs])
+        for _, L_k in masses:
+            L += L_k
         return L

@@ -17,6 +17,7 @@ logger = logging.getLogger("flexmb")
 
 if TYPE_CHECKING:
     from flexmb.integrators.newton import NewtonLog
+    from flexmb.results.time_history import Deferred
 
 
 @methods_keywords_listed
@@ -38,8 +39,10 @@ class Result:
         self._series: dict[str, list] = {name: [] for name in self.SERIES}
         self._stacked: dict[str, np.ndarray] = {}
         #: per group: output name -> list of (n_el,) arrays ((n_el, k) for vector outputs)
-        self.elements: list[dict[str, list[np.ndarray]]] = [
-            {name: [] for name in g.outputs} for g in layout.groups] if layout is not None else []
+        self.elements = [{name: [] for name in g.outputs} for g in layout.groups] if layout is not None else []
+        #: steps recorded with some series and element outputs left to compute from their stored
+        #: states when first read (see :meth:`_complete`), or None
+        self._deferred: Deferred | None = None
         #: sensor name -> list of (k,) values per step (see :mod:`flexmb.sensors`)
         self.sensor_values: dict[str, list[np.ndarray]] = {
             sensor.name: [] for sensor in layout.sensors} if layout is not None else {}
@@ -65,6 +68,9 @@ class Result:
         series = self.__dict__.get("_series")
         if series is None or name not in series:
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        deferred = self.__dict__.get("_deferred")
+        if deferred is not None and name in deferred.series:
+            self._complete()
         stacked = self._stacked.get(name)
         if stacked is None:
             stacked = np.array(series[name]) if series[name] else np.zeros(0)
@@ -75,10 +81,38 @@ class Result:
     def __setattr__(self, name: str, value: Any) -> None:
         series = self.__dict__.get("_series")
         if series is not None and name in series:            # a whole series replaced (file reader)
+            self._complete()                                 # the deferred values are those of the run
             series[name] = list(value)
             self._stacked.pop(name, None)
         else:
             super().__setattr__(name, value)
+
+    @property
+    def elements(self) -> list[dict[str, list[np.ndarray]]]:
+        """Per group: output name -> list of (n_el,) arrays, one per step ((n_el, k) for vector
+        outputs)."""
+        self._complete()
+        return self._elements
+
+    @elements.setter
+    def elements(self, value: list[dict[str, list[np.ndarray]]]) -> None:
+        self._complete()
+        self._elements = value
+
+    def _complete(self) -> None:
+        """Compute the values that steps were recorded without (see ``Deferred`` in
+        :mod:`flexmb.results.time_history`), once."""
+        deferred = self.__dict__.get("_deferred")
+        if deferred is not None:
+            deferred.fill(self._series, self._elements)
+            for name in deferred.series:
+                self._stacked.pop(name, None)
+            self._deferred = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled and copied complete: the deferred values computed, the run's assembly not kept."""
+        self._complete()
+        return self.__dict__.copy()
 
     # ------------------------------------------------------------ recording
     def _append(self, values: dict[str, Any], element_outputs: list[dict[str, np.ndarray]] | None,
@@ -88,15 +122,16 @@ class Result:
         for name in self.SERIES:
             v = values[name]
             self._series[name].append(v.copy() if isinstance(v, np.ndarray) else v)
-            self._stacked.pop(name, None)
+        self._stacked.clear()                               # every series has a new row
         if element_outputs is not None and self.layout is not None:
-            for store, out in zip(self.elements, element_outputs):
-                for name, lst in store.items():
-                    lst.append(np.asarray(out[name], dtype=float))
+            for store, out in zip(self._elements, element_outputs):
+                for name, lst in store.items():             # None: a deferred group's, computed when read
+                    lst.append(None if out is None else np.asarray(out[name], dtype=float))
         if self._file is not None:
             self._to_file(self._file.append, self._step_record(self.n_steps - 1))
 
     def _step_record(self, k: int) -> dict[str, np.ndarray]:
+        self._complete()
         rec = {name: np.asarray(self._series[name][k], dtype=float) for name in self.SERIES}
         for gi, store in enumerate(self.elements):
             for name, lst in store.items():

@@ -1,11 +1,15 @@
 """Dynamics results: :class:`TimeHistory`, steps in time."""
 from __future__ import annotations
 
+import copy
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from flexmb.checks import ModelError, deprecated_alias, methods_keywords_listed
+from flexmb.elements.beam2d import Beam2D
+from flexmb.elements.beam3d import Beam3D
+from flexmb.elements.truss import Truss
 from flexmb.io.records import ModelLayout
 from flexmb.results.base import Result, _reference
 from flexmb.sensors import Snapshot
@@ -13,6 +17,47 @@ from flexmb.sensors import Snapshot
 if TYPE_CHECKING:
     from flexmb.assembly import Assembly
     from flexmb.integrators.schemes import State
+
+
+#: element groups whose outputs and strain energy are functions of the reference coordinates and
+#: the DOFs alone (no time, load factor or other state a scheme sets on a group during a step),
+#: so that they can be computed from a stored step after the run
+_STATELESS_OUTPUTS = (Truss, Beam2D, Beam3D)
+
+
+class Deferred:
+    """The values a run recorded without computing them, computed from the stored steps when first
+    read: per step the kinetic energy, angular momentum, strain energy and the element outputs of
+    the groups in :data:`_STATELESS_OUTPUTS` (the other groups' outputs and energies are computed
+    when the step is recorded, the energies kept here). It holds the run's assembly and shallow
+    copies of those groups, so a section property changed after the run does not change them."""
+
+    series = ("kinetic", "strain", "angular_momentum")
+
+    def __init__(self, asm: Assembly) -> None:
+        self.asm = asm
+        #: per group: the group itself where its outputs are computed at each step, else None
+        self.evaluated_now = [None if type(g) in _STATELESS_OUTPUTS else g for g in asm.groups]
+        #: per group: the copy its deferred outputs are computed with, else None
+        self.evaluated_later = [copy.copy(g) if type(g) in _STATELESS_OUTPUTS else None for g in asm.groups]
+        #: step index -> per group the strain energy (J) computed at the step, None where deferred
+        self.steps: dict[int, list[float | None]] = {}
+
+    def fill(self, series: dict[str, list], elements: list[dict[str, list]]) -> None:
+        """Put the deferred values of every step in ``series`` and ``elements`` (a result's
+        lists, whose rows hold None there), as :meth:`TimeHistory.record` would have."""
+        asm = self.asm
+        for k, energies in self.steps.items():
+            u, stretch = series["u"][k], series["stretch"][k]
+            series["kinetic"][k], series["angular_momentum"][k] = asm.energy_and_momentum(
+                u, series["v"][k], stretch if stretch.size else None)
+            later = asm.group_outputs_and_strain_energies(u, self.evaluated_later)
+            for store, part in zip(elements, later):
+                if part is not None:
+                    for name, lst in store.items():
+                        lst[k] = np.asarray(part[0][name], dtype=float)
+            series["strain"][k] = float(sum(now if part is None else part[1] for now, part in zip(energies, later)))
+        self.steps = {}
 
 
 @methods_keywords_listed
@@ -66,7 +111,13 @@ class TimeHistory(Result):
         return np.array(taken, dtype=float) if taken is not None else np.diff(self.parameter)
 
     def record(self, asm: Assembly, s: State, iterations: int) -> None:
-        """Append state ``s`` with its energies, momentum and element outputs."""
+        """Append state ``s`` with its energies, momentum and element outputs.
+
+        Without a result file to write the step to and without sensors reading element outputs,
+        the kinetic energy, angular momentum, strain energy and the outputs of groups whose
+        outputs depend on u alone are computed from the stored state when first read (one pass
+        over the steps recorded so far, ``flexmb.results.time_history.Deferred``), with the same values.
+        """
         cs = asm.constraints
         residual, forces, moments, constraint_force = 0.0, np.zeros((0,)), np.zeros((0,)), np.zeros((0,))
         if cs is not None:
@@ -75,8 +126,16 @@ class TimeHistory(Result):
             forces = np.array([f for f, _ in reactions])
             moments = np.array([m for _, m in reactions])
             constraint_force = s.constraint_force
-        kinetic, momentum = asm.energy_and_momentum(s.u, s.v, s.stretch)
-        outputs, strain = asm.outputs_and_strain_energy(s.u)
+        deferred = self._deferred_for(asm)
+        if deferred is None:
+            kinetic, momentum = asm.energy_and_momentum(s.u, s.v, s.stretch)
+            parts = asm.group_outputs_and_strain_energies(s.u, asm.groups)
+            strain = float(sum(energy for _, energy in parts))
+        else:
+            kinetic = strain = momentum = None
+            parts = asm.group_outputs_and_strain_energies(s.u, deferred.evaluated_now)
+            deferred.steps[self.n_steps] = [None if part is None else part[1] for part in parts]
+        outputs = [None if part is None else part[0] for part in parts]
         sensors = self._sensor_values(Snapshot(self.layout, s.u, s.v, s.a, outputs, asm))
         self._append({"t": s.t, "u": s.u, "v": s.v, "a": s.a, "reactions": s.reaction,
                       "kinetic": kinetic, "strain": strain,
@@ -86,6 +145,19 @@ class TimeHistory(Result):
                       "stretch": np.zeros(0) if s.stretch is None else s.stretch, "dissipated": s.dissipated,
                       "joint_work": s.joint_work},
                      outputs, sensors)
+
+    def _deferred_for(self, asm: Assembly) -> Deferred | None:
+        """Where this step's deferred values go, None to compute them now: a step written to a
+        file, or read by an element-output sensor, is complete when recorded."""
+        if self._file is not None or (self.layout is not None and any(
+                sensor.quantity == "element_output" for sensor in self.layout.sensors)):
+            self._complete()
+            return None
+        if self._deferred is not None and self._deferred.asm is not asm:
+            self._complete()
+        if self._deferred is None:
+            self._deferred = Deferred(asm)
+        return self._deferred
 
     def joint_reaction(self, joint: str | int) -> tuple[np.ndarray, np.ndarray]:
         """Force (n_steps, dim) in N and moment (n_steps, 3 or 1) in N m that a joint exerts on
