@@ -1,7 +1,8 @@
 """The one-call paths of a small planar model's mid-point step against the separate calls they
 replace (:mod:`flexmb.compiled.mid_point_group`): they compose the same kernels in the same order,
-so the comparisons are exact (bit for bit), and the whole compiled Newton solve gives the iterates,
-logs, cut-backs and errors of ``newton_solve``. Also the smaller fused helpers of the step loop
+so the comparisons are exact (bit for bit), also when a step's later calls reuse the quantities of
+its start, and the whole compiled Newton solve gives the iterates, logs, cut-backs and errors of
+``newton_solve``. Also the smaller fused helpers of the step loop
 (the residual's force scale, the dense LU in one call with its scaled solve, the recorded energy
 and momentum, the cached reference mass).
 """
@@ -92,6 +93,43 @@ def test_one_call_residual_equals_the_python_residual(index, rng):
             assert _same(getattr(fast, field), getattr(slow, field)), (name, tangent, field)
 
 
+@pytest.mark.parametrize("index", range(3))
+def test_start_of_step_quantities_kept_for_a_step_equal_fresh_ones(index, rng):
+    """The one-call residual computes what it takes from the step's start once and keeps it for the
+    step's later calls: over iterations, a cut-back (the same start, a smaller dt), a restart from
+    another state and back, a State given new arrays, with and without tangent, every call equals
+    bit for bit a fresh scheme's first call (which computes them) and the separate kernels; so does
+    a call after the State was given a new velocity array."""
+    name, asm, v0, dt = _models()[index]
+    scheme, s, u1 = _state_and_iterate(asm, v0, dt, rng)
+    other = scheme.initial_state(s.t, s.u + 1e-3 * rng.standard_normal(asm.n_dof), 1.1 * s.v)
+    other.stretch = None if s.stretch is None else 0.9 * s.stretch
+    renewed = scheme.initial_state(s.t, s.u.copy(), s.v.copy())      # s's values in a new State
+    renewed.stretch = None if s.stretch is None else s.stretch.copy()
+    calls = [(s, dt), (s, dt), (s, dt), (s, 0.5 * dt), (s, 0.25 * dt), (other, dt), (other, 0.5 * dt), (s, dt),
+             (renewed, dt), (s, dt)]
+    for k, (state, step) in enumerate(calls):
+        iterate = u1.copy()
+        iterate[asm.dofs.free] += 1e-5 * k * rng.standard_normal(asm.n_free)
+        tangent = k % 3 != 1
+        kept = scheme.residual(state, step, iterate, tangent)
+        fresh = MidPoint(asm).residual(state, step, iterate, tangent)
+        separate = MidPoint(asm)
+        separate._plan = None
+        slow = separate.residual(state, step, iterate, tangent)
+        for field in ("g", "jacobian_data", "force_scale", "increment", "velocity", "acceleration", "director"):
+            assert _same(getattr(kept, field), getattr(fresh, field)), (name, k, field)
+            assert _same(getattr(kept, field), getattr(slow, field)), (name, k, field)
+    s.v = 1.1 * s.v                                  # the same State given a new array: another start
+    assert _same(scheme.residual(s, dt, u1).g, MidPoint(asm).residual(s, dt, u1).g), name
+    # a step's later calls read the kept quantities: spoiled, they spoil its residual (not another step's)
+    start = scheme._compiled_plan()[2]
+    for array in start:
+        array[:] = np.nan
+    assert np.isnan(scheme.residual(s, dt, u1).g).any()
+    assert np.isfinite(scheme.residual(other, dt, u1).g).all()
+
+
 def _run(asm, v0, dt, steps, python_newton: bool, monkeypatch, **kw):
     """integrate with the compiled Newton solve or (python_newton) with newton_solve; returns the
     history or the raised exception."""
@@ -136,6 +174,28 @@ def test_compiled_newton_solve_equals_newton_solve(case, monkeypatch):
     if case == "force-tol":          # the absolute test ends steps the relative one would not end
         ended = [log for log in fast.newton_logs if log.criterion == "residual"]
         assert any(1e-10 * log.force_scale < log.residual_norms[-1] <= 1e-4 for log in ended)
+
+
+@pytest.mark.filterwarnings("ignore::flexmb.FlexmbWarning")        # the cut-backs' branch-change warnings
+def test_runs_with_kept_start_quantities_equal_runs_with_the_separate_kernels(monkeypatch):
+    """newton_solve over steps with cut-backs (dt halved within a step) and modified Newton: the
+    one-call residual, which keeps a step's start quantities for its later calls, gives the run
+    of the separate kernels bit for bit."""
+    asm, v0 = _spinning_beam()
+    kw = dict(newton=NewtonSettings(max_iterations=6), cutback_check="warn")
+    runs = []
+    for separate in (False, True):
+        with monkeypatch.context() as patch:
+            patch.setattr(MidPoint, "solve_step", lambda self, *args: None)
+            patch.setattr(time_stepping, "MODIFIED_NEWTON_MIN_SIZE", 1)        # tangent-free calls too
+            if separate:
+                patch.setattr(MidPoint, "_compiled_plan", lambda self: None)
+            runs.append(fm.integrate(asm, 0.4, 20 * 0.4, v0=v0, progress=False, keep_newton_logs=True, **kw))
+    fast, slow = runs
+    assert fast.cutbacks > 0
+    for series in ("t", "u", "v", "a", "work", "kinetic", "stretch", "newton_iterations"):
+        assert np.array_equal(np.array(getattr(fast, series)), np.array(getattr(slow, series))), series
+    assert [_log_record(x) for x in fast.newton_logs] == [_log_record(x) for x in slow.newton_logs]
 
 
 def test_compiled_newton_solve_reports_a_singular_jacobian_as_newton_solve(monkeypatch):

@@ -10,6 +10,10 @@ checks these kernels to 1e-12 (and their tangents against central differences).
 Per element, the B rows are kept as scalars and six-vectors: ``r = [-e, 0, e, 0]``, the
 bending rows ``b_i = z + e_theta_i`` with ``z = [n, 0, -n, 0] / l``, and products with the
 chord-increment map J (dx21 = J dp) are written out through the node signs -1, +1.
+
+The mid-point force is split into what comes from the start of the step alone
+(:func:`mid_point_start`), which a step's Newton iterations share, and the rest
+(:func:`mid_point_from_start`); :func:`mid_point_forces` runs both.
 """
 from __future__ import annotations
 
@@ -117,21 +121,48 @@ def _sinc_ratio(a: float) -> tuple[float, float]:
     return a / s, (s - a * c) / (s * s)
 
 
+#: per element, the start-of-step quantities of the mid-point force (:func:`mid_point_start`)
+MID_POINT_START = 8
+
+
+@jit
+def mid_point_start(X, u0, EA, EI, second_order: bool, start) -> None:
+    """What the mid-point force takes from the start of the step only, per element into start
+    (n_el, MID_POINT_START): the chord x21_n (2, m), its length l_n (m), the local rotations
+    tb_n (2, rad), N_n (N) and M_n (2, N m). A step's Newton iterations share them
+    (:mod:`flexmb.compiled.mid_point_group`)."""
+    X21, x21 = np.empty(2), np.empty(2)
+    for e in range(X.shape[0]):
+        _, l, _, tb1, tb2, N, M1, M2, _ = _local_state(X, u0, e, EA[e], EI[e], second_order, X21, x21)
+        start[e, 0], start[e, 1], start[e, 2] = x21[0], x21[1], l
+        start[e, 3], start[e, 4], start[e, 5], start[e, 6], start[e, 7] = tb1, tb2, N, M1, M2
+
+
 @jit
 def _mid_point(X, u0, u1, EA, EI, second_order: bool, tangent: bool, q, K) -> None:
     """Averaged-B mid-point force (eq. 38 made exact, module docstring of beam2d) into q (n_el, 6)
     and, with ``tangent``, its derivative with respect to u1 into K (n_el, 6, 6)."""
-    X21, x21_0, x21_1 = np.empty(2), np.empty(2), np.empty(2)
+    start = np.empty((X.shape[0], MID_POINT_START))
+    mid_point_start(X, u0, EA, EI, second_order, start)
+    mid_point_from_start(X, start, u0, u1, EA, EI, second_order, tangent, q, K)
+
+
+@jit
+def mid_point_from_start(X, start, u0, u1, EA, EI, second_order: bool, tangent: bool, q, K) -> None:
+    """:func:`_mid_point` from the step's :func:`mid_point_start` quantities start (n_el,
+    MID_POINT_START) of u0: the same values."""
+    X21, x21_1 = np.empty(2), np.empty(2)
     r_m, b_m, a_m = np.empty(6), np.empty((2, 6)), np.empty(6)
     r1, b1, a1 = np.empty(6), np.empty((2, 6)), np.empty(6)
     Cb1, D = np.empty((2, 6)), np.empty((2, 2))
     for e in range(X.shape[0]):
-        l0, l_0, _, tb0_1, tb0_2, N0, M0_1, M0_2, h = _local_state(X, u0, e, EA[e], EI[e], second_order,
-                                                                   X21, x21_0)
-        _, l_1, stretch1 = chord(X, u1, e, 3, X21, x21_1)
+        l0, l_1, stretch1 = chord(X, u1, e, 3, X21, x21_1)              # l0 from X alone: u0's too
+        x0x, x0y, l_0 = start[e, 0], start[e, 1], start[e, 2]          # x21_n, l_n
+        tb0_1, tb0_2, N0, M0_1, M0_2 = start[e, 3], start[e, 4], start[e, 5], start[e, 6], start[e, 7]
+        h = l0 / 30.0 if second_order else 0.0
         # exact chord-rotation increment d_alpha from x21_n x x21_{n+1} = l_n l_{n+1} sin(d_alpha)
-        cross01 = x21_0[0] * x21_1[1] - x21_0[1] * x21_1[0]
-        dalpha = math.atan2(cross01, x21_0[0] * x21_1[0] + x21_0[1] * x21_1[1])
+        cross01 = x0x * x21_1[1] - x0y * x21_1[0]
+        dalpha = math.atan2(cross01, x0x * x21_1[0] + x0y * x21_1[1])
         # end-of-step local rotations continue the start-of-step ones (not re-wrapped)
         tb1_1 = tb0_1 + (u1[e, 2] - u0[e, 2]) - dalpha
         tb1_2 = tb0_2 + (u1[e, 5] - u0[e, 5]) - dalpha
@@ -145,7 +176,7 @@ def _mid_point(X, u0, u1, EA, EI, second_order: bool, tangent: bool, q, K) -> No
         gradm_1, gradm_2 = 4.0 * h * tbm_1 - h * tbm_2, 4.0 * h * tbm_2 - h * tbm_1
         M_av1 = 0.5 * (M0_1 + (4.0 * k * tb1_1 + 2.0 * k * tb1_2)) + N_av * gradm_1
         M_av2 = 0.5 * (M0_2 + (2.0 * k * tb1_1 + 4.0 * k * tb1_2)) + N_av * gradm_2
-        xm, ym = 0.5 * (x21_0[0] + x21_1[0]), 0.5 * (x21_0[1] + x21_1[1])   # x21_m
+        xm, ym = 0.5 * (x0x + x21_1[0]), 0.5 * (x0y + x21_1[1])          # x21_m
         l_av = 0.5 * (l_0 + l_1)
         gamma, dgamma = _sinc_ratio(dalpha)
         kappa = gamma / (l_0 * l_1)

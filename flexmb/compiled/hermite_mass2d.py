@@ -1,7 +1,11 @@
 """Compiled mid-point inertia of the planar cubic (Hermitian) mass, director form.
 
 Specification: :func:`flexmb.elements.hermite_mass2d.reference_mid_point_inertia` (formulas and
-their derivation in the docstring of :mod:`flexmb.elements.hermite_mass2d`).
+their derivation in the docstring of :mod:`flexmb.elements.hermite_mass2d`). The inertia is split
+as the one-call residual of :mod:`flexmb.compiled.mid_point_group` uses it: what comes from the
+start of the step (:func:`inertia_start`, once per step), the director rule's rates at the nodes
+(:func:`node_rates`, or the director step's own, :func:`director_node`) and the rest
+(:func:`inertia_from_start`); :func:`mid_point_inertia` runs all three.
 """
 from __future__ import annotations
 
@@ -22,9 +26,58 @@ def _sinc_and_derivative(x: float) -> tuple[float, float]:
     return s / x, (c - s / x) / x
 
 
+#: per element, the start-of-step quantities of the mid-point inertia (:func:`inertia_start`)
+INERTIA_START = 10
+
+
+@numba.njit(cache=True)
+def inertia_start(alpha0, l0, u0, v0, stretch0, start):
+    """What the mid-point inertia takes from the start of the step only, per element into start
+    (n_el, INERTIA_START): Qdot_n of the slots [x_1, d_1, x_2, d_2] (4 x 2, m/s, row by row) and
+    the director angles phi_n of both nodes (2, rad). A step's Newton iterations share them
+    (:mod:`flexmb.compiled.mid_point_group`)."""
+    for e in range(u0.shape[0]):
+        le = l0[e]
+        for i in range(2):
+            k, slot = 3 * i, 2 * i
+            w0, s0 = v0[e, k + 2], stretch0[e, i]
+            phi0 = alpha0[e] + u0[e, k + 2]
+            c0, sn0 = np.cos(phi0), np.sin(phi0)
+            # Qdot of x_i and of d_i = l0 e(phi): ddot = l0 (s e + w n), n = (-sin, cos)
+            start[e, 2 * slot], start[e, 2 * slot + 1] = v0[e, k], v0[e, k + 1]
+            start[e, 2 * slot + 2] = le * (s0 * c0 - w0 * sn0)
+            start[e, 2 * slot + 3] = le * (s0 * sn0 + w0 * c0)
+            start[e, 8 + i] = phi0
+
+
 @numba.njit(cache=True)
 def mid_point_inertia(alpha0, l0, mass, u0, u1, v0, stretch0, dt, F, J, tangent):
     """F (n_el, 6) and, with ``tangent``, J = dF/du1 (n_el, 6, 6), written in place."""
+    n_el = u0.shape[0]
+    start, rates = np.empty((n_el, INERTIA_START)), np.empty((n_el, 2, 4))
+    inertia_start(alpha0, l0, u0, v0, stretch0, start)
+    node_rates(u0, u1, v0, stretch0, dt, rates)
+    inertia_from_start(alpha0, l0, mass, start, u0, u1, dt, rates, F, J, tangent)
+
+
+@numba.njit(cache=True)
+def node_rates(u0, u1, v0, stretch0, dt, rates):
+    """The director rule's rates of the element nodes into rates (n_el, 2, 4): omega_{n+1},
+    s_{n+1} (1/s), sinc(dtheta/2) and its derivative, as :func:`director_node` gives them."""
+    for e in range(u0.shape[0]):
+        for i in range(2):
+            dth = u1[e, 3 * i + 2] - u0[e, 3 * i + 2]
+            _, _, w1, s1 = _director_rule(dth, v0[e, 3 * i + 2], stretch0[e, i], dt)
+            sc, dsc = _sinc_and_derivative(0.5 * dth)
+            rates[e, i, 0], rates[e, i, 1], rates[e, i, 2], rates[e, i, 3] = w1, s1, sc, dsc
+
+
+@numba.njit(cache=True)
+def inertia_from_start(alpha0, l0, mass, start, u0, u1, dt, rates, F, J, tangent):
+    """:func:`mid_point_inertia` from the step's :func:`inertia_start` quantities start (n_el,
+    INERTIA_START) and the director rule's rates of the element nodes, rates (n_el, 2, 4):
+    omega_{n+1}, s_{n+1}, sinc(dtheta/2) and its derivative (:func:`director_node`); the same
+    values."""
     H = _H
     n_el = u0.shape[0]
     qd0 = np.empty((4, 2))
@@ -38,27 +91,19 @@ def mid_point_inertia(alpha0, l0, mass, u0, u1, v0, stretch0, dt, F, J, tangent)
         for i in range(2):
             k = 3 * i                                       # first DOF of node i
             slot = 2 * i                                    # Q slot of x_i; its director is slot + 1
-            th0, th1 = u0[e, k + 2], u1[e, k + 2]
-            dth = th1 - th0
-            w0, s0 = v0[e, k + 2], stretch0[e, i]
-            c, s = np.cos(dth), np.sin(dth)
-            w1 = 2.0 / dt * s - w0 * c + s0 * s
-            s1 = 2.0 / dt * (1.0 - c) - s0 * c - w0 * s
-            phi0, phi1 = alpha0[e] + th0, alpha0[e] + th1
-            c0, sn0, c1, sn1 = np.cos(phi0), np.sin(phi0), np.cos(phi1), np.sin(phi1)
-            # Qdot of x_i and of d_i = l0 e(phi): ddot = l0 (s e + w n), n = (-sin, cos)
-            qd0[slot, 0], qd0[slot, 1] = v0[e, k], v0[e, k + 1]
-            qd1[slot, 0] = 2.0 * (u1[e, k] - u0[e, k]) / dt - v0[e, k]
-            qd1[slot, 1] = 2.0 * (u1[e, k + 1] - u0[e, k + 1]) / dt - v0[e, k + 1]
-            qd0[slot + 1, 0] = le * (s0 * c0 - w0 * sn0)
-            qd0[slot + 1, 1] = le * (s0 * sn0 + w0 * c0)
+            w1, s1, sc, dsc = rates[e, i, 0], rates[e, i, 1], rates[e, i, 2], rates[e, i, 3]
+            phi0, phi1 = start[e, 8 + i], alpha0[e] + u1[e, k + 2]
+            c1, sn1 = np.cos(phi1), np.sin(phi1)
+            qd0[slot, 0], qd0[slot, 1] = start[e, 2 * slot], start[e, 2 * slot + 1]
+            qd0[slot + 1, 0], qd0[slot + 1, 1] = start[e, 2 * slot + 2], start[e, 2 * slot + 3]
+            qd1[slot, 0] = 2.0 * (u1[e, k] - u0[e, k]) / dt - qd0[slot, 0]          # qd0: v0 there
+            qd1[slot, 1] = 2.0 * (u1[e, k + 1] - u0[e, k + 1]) / dt - qd0[slot, 1]
             qd1[slot + 1, 0] = le * (s1 * c1 - w1 * sn1)
             qd1[slot + 1, 1] = le * (s1 * sn1 + w1 * c1)
             n1[i, 0], n1[i, 1] = -sn1, c1
             # b = (d1 - d0) / dth = l0 sinc(dth/2) n(phi_m) and its derivative in dth
             phim = 0.5 * (phi0 + phi1)
             cm, sm = np.cos(phim), np.sin(phim)
-            sc, dsc = _sinc_and_derivative(0.5 * dth)
             b[i, 0], b[i, 1] = -le * sc * sm, le * sc * cm
             db[i, 0] = 0.5 * le * (-dsc * sm - sc * cm)
             db[i, 1] = 0.5 * le * (dsc * cm - sc * sm)
@@ -98,23 +143,39 @@ def mid_point_inertia(alpha0, l0, mass, u0, u1, v0, stretch0, dt, F, J, tangent)
 
 
 @numba.njit(cache=True)
+def _director_rule(x: float, w0: float, s0: float, dt: float) -> tuple[float, float, float, float]:
+    """cos x, sin x and the director rule's omega_{n+1}, s_{n+1} (1/s) for the rotation increment x
+    (rad) from the rates w0, s0 (1/s)."""
+    c, s = np.cos(x), np.sin(x)
+    return c, s, 2.0 / dt * s - w0 * c + s0 * s, 2.0 / dt * (1.0 - c) - s0 * c - w0 * s
+
+
+@numba.njit(cache=True)
+def director_node(x, w0, s0, Jk, dt):
+    """One director DOF of rotation increment x (rad), start rates w0, s0 (1/s) and rotary inertia
+    Jk (kg m^2): omega_{n+1}, s_{n+1}, d omega_{n+1} / d dtheta, the rotary inertia force in
+    director form and its derivative, and sinc(x/2) with its derivative (which the inertia of
+    the node's elements takes too, :func:`inertia_from_start`)."""
+    c, s, omega1, stretch1 = _director_rule(x, w0, s0, dt)
+    domega1 = 2.0 / dt * c + w0 * s + s0 * c
+    half = 0.5 * x
+    sc, dsc = _sinc_and_derivative(half)
+    full, dfull = _sinc_and_derivative(x)
+    a = 2.0 / dt + s0
+    force = 2.0 * Jk / dt * (half * sc * sc * a - w0 * full)
+    dforce = 2.0 * Jk / dt * ((0.5 * sc * sc + half * sc * dsc) * a - w0 * dfull)
+    return omega1, stretch1, domega1, force, dforce, sc, dsc
+
+
+@numba.njit(cache=True)
 def director_step(dtheta, omega0, stretch0, J, dt, omega1, stretch1, domega1, force, dforce):
     """Per director DOF: the director rule's omega_{n+1}, s_{n+1}, d omega_{n+1} / d dtheta and the
     rotary inertia force in director form with its derivative, written in place (specification:
     ``reference_director_rates`` and ``reference_rotary_inertia_force`` of
     :mod:`flexmb.elements.hermite_mass2d`)."""
     for k in range(dtheta.shape[0]):
-        x, w0, s0 = dtheta[k], omega0[k], stretch0[k]
-        c, s = np.cos(x), np.sin(x)
-        omega1[k] = 2.0 / dt * s - w0 * c + s0 * s
-        stretch1[k] = 2.0 / dt * (1.0 - c) - s0 * c - w0 * s
-        domega1[k] = 2.0 / dt * c + w0 * s + s0 * c
-        half = 0.5 * x
-        sc, dsc = _sinc_and_derivative(half)
-        full, dfull = _sinc_and_derivative(x)
-        a = 2.0 / dt + s0
-        force[k] = 2.0 * J[k] / dt * (half * sc * sc * a - w0 * full)
-        dforce[k] = 2.0 * J[k] / dt * ((0.5 * sc * sc + half * sc * dsc) * a - w0 * dfull)
+        omega1[k], stretch1[k], domega1[k], force[k], dforce[k], _, _ = director_node(dtheta[k], omega0[k],
+                                                                                     stretch0[k], J[k], dt)
 
 
 @numba.njit(cache=True)

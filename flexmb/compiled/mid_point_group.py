@@ -11,6 +11,13 @@ it gathers the element DOFs from the global vectors, runs the existing kernels
 their specifications (``reference_*``) stay the only ones; the test checks that the fused call
 equals the separate calls bit for bit (same kernels, same summation order per entry).
 
+A step's Newton iterations share its start: what the kernels take from u0, v0 and the stretch
+rates alone (the start chords, local rotations and section forces, the cubic mass's start
+director rates and angles: a third of their transcendental calls) is computed once per step
+(:func:`beam2d_mid_point_start`) and read by every iteration (:func:`beam2d_mid_point_from_start`);
+the one-call residual also hands the director step's rates of each node to the inertia of its
+elements instead of computing them again. The values are the same bit for bit.
+
 :func:`director_motion` is the mid-point scheme's kinematics of a step without spatial rotations
 (:meth:`flexmb.integrators.schemes.MidPoint._motion`): the increment, the end velocity and the
 mean acceleration, with the director rule at the cubic-mass nodes
@@ -21,11 +28,79 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from flexmb.compiled.beam2d import _mid_point
+from flexmb.compiled.beam2d import MID_POINT_START, mid_point_from_start, mid_point_start
 from flexmb.compiled.dense_lu import equilibrated_lu, scaled_solve
-from flexmb.compiled.hermite_mass2d import director_step, mid_point_inertia
+from flexmb.compiled.hermite_mass2d import INERTIA_START, director_node, inertia_from_start, inertia_start, node_rates
 from flexmb.compiled.scatter import scatter_matrix, scatter_vector
 from flexmb.compiled.sparse_ops import csc_abs_product_norm, csr_matvec, residual_scale
+
+
+@numba.njit(cache=True)
+def new_start(n_el, cubic):
+    """Room for a group's start-of-step quantities (:func:`beam2d_mid_point_start`): the tuple
+    (ue0 (n_el, 6), beam (n_el, MID_POINT_START), ve0 (n_el, 6), se0 (n_el, 2), mass (n_el,
+    INERTIA_START)), the last three with no rows without ``cubic``."""
+    n_c = n_el if cubic else 0
+    return (np.empty((n_el, 6)), np.empty((n_el, MID_POINT_START)), np.empty((n_c, 6)), np.empty((n_c, 2)),
+            np.empty((n_c, INERTIA_START)))
+
+
+@numba.njit(cache=True)
+def beam2d_mid_point_start(X, EA, EI, second_order, edofs, cubic, alpha0, l0, u0, v0, stretch0, start):
+    """What a group's mid-point terms take from the start of the step only (u0, v0, stretch0
+    (n_dof,) global vectors): the element DOFs ue0, ve0 and stretch rates se0 gathered, and
+    :func:`flexmb.compiled.beam2d.mid_point_start` and (with ``cubic``, alpha0 and l0 (n_el,) of
+    the cubic mass) :func:`flexmb.compiled.hermite_mass2d.inertia_start`, written into start
+    (:func:`new_start`). A step computes them once for all its Newton iterations."""
+    ue0, beam, ve0, se0, inertia = start
+    gather(u0, edofs, ue0)
+    mid_point_start(X, ue0, EA, EI, second_order, beam)
+    if not cubic:
+        return
+    gather(v0, edofs, ve0)
+    for e in range(edofs.shape[0]):
+        se0[e, 0], se0[e, 1] = stretch0[edofs[e, 2]], stretch0[edofs[e, 5]]
+    inertia_start(alpha0, l0, ue0, ve0, se0, inertia)
+
+
+@numba.njit(cache=True)
+def gather(values, edofs, out):
+    """The element values of a global vector values (n_dof,) into out (n_el, 6), returned."""
+    for e in range(edofs.shape[0]):
+        for i in range(edofs.shape[1]):
+            out[e, i] = values[edofs[e, i]]
+    return out
+
+
+@numba.njit(cache=True)
+def beam2d_mid_point_from_start(X, EA, EI, second_order, edofs, entry_map, start, ue1, tangent, force, data,
+                                cubic, alpha0, l0, mass, dt, rates, inertia, inertia_data):
+    """:func:`beam2d_mid_point` from the step's :func:`beam2d_mid_point_start` quantities, the
+    element DOFs ue1 (n_el, 6) of u1 and, with ``cubic``, the director rule's rates of the
+    element nodes, rates (n_el, 2, 4) (:func:`flexmb.compiled.hermite_mass2d.node_rates`): the
+    same values."""
+    n_el = edofs.shape[0]
+    ue0, beam, ve0, se0, inertia_0 = start
+    q, K = np.empty((n_el, 6)), np.empty((n_el if tangent else 0, 6, 6))
+    mid_point_from_start(X, beam, ue0, ue1, EA, EI, second_order, tangent, q, K)
+    scatter_vector(force, q, edofs)
+    if not cubic:
+        if tangent:
+            scatter_matrix(data, K, entry_map)
+        return
+    F, J = np.empty((n_el, 6)), np.empty((n_el if tangent else 0, 6, 6))
+    inertia_from_start(alpha0, l0, mass, inertia_0, ue0, ue1, dt, rates, F, J, tangent)
+    scatter_vector(inertia, F, edofs)
+    if tangent:
+        # scatter_matrix of K into data and of J into inertia_data in one pass over the positions
+        # (each sum in its order: the same values)
+        for e in range(n_el):
+            for i in range(6):
+                for j in range(6):
+                    p = entry_map[e, i, j]
+                    if p >= 0:
+                        data[p] += K[e, i, j]
+                        inertia_data[p] += J[e, i, j]
 
 
 @numba.njit(cache=True)
@@ -40,28 +115,14 @@ def beam2d_mid_point(X, EA, EI, second_order, edofs, entry_map, u0, u1, tangent,
     ``cubic`` (alpha0, l0, mass (n_el,) of the cubic mass, dt the step) also the director-form
     inertia F into inertia (n_dof,) and dF/du1 into inertia_data (nnz,)."""
     n_el = edofs.shape[0]
-    ue0, ue1 = np.empty((n_el, 6)), np.empty((n_el, 6))
-    for e in range(n_el):
-        for i in range(6):
-            ue0[e, i] = u0[edofs[e, i]]
-            ue1[e, i] = u1[edofs[e, i]]
-    q, K = np.empty((n_el, 6)), np.empty((n_el if tangent else 0, 6, 6))
-    _mid_point(X, ue0, ue1, EA, EI, second_order, tangent, q, K)
-    scatter_vector(force, q, edofs)
-    if tangent:
-        scatter_matrix(data, K, entry_map)
-    if not cubic:
-        return
-    ve0, se0 = np.empty((n_el, 6)), np.empty((n_el, 2))
-    for e in range(n_el):
-        for i in range(6):
-            ve0[e, i] = v0[edofs[e, i]]
-        se0[e, 0], se0[e, 1] = stretch0[edofs[e, 2]], stretch0[edofs[e, 5]]
-    F, J = np.empty((n_el, 6)), np.empty((n_el if tangent else 0, 6, 6))
-    mid_point_inertia(alpha0, l0, mass, ue0, ue1, ve0, se0, dt, F, J, tangent)
-    scatter_vector(inertia, F, edofs)
-    if tangent:
-        scatter_matrix(inertia_data, J, entry_map)
+    start = new_start(n_el, cubic)
+    beam2d_mid_point_start(X, EA, EI, second_order, edofs, cubic, alpha0, l0, u0, v0, stretch0, start)
+    ue1 = gather(u1, edofs, np.empty((n_el, 6)))
+    rates = np.empty((n_el if cubic else 0, 2, 4))
+    if cubic:
+        node_rates(start[0], ue1, start[2], start[3], dt, rates)
+    beam2d_mid_point_from_start(X, EA, EI, second_order, edofs, entry_map, start, ue1, tangent, force, data,
+                                cubic, alpha0, l0, mass, dt, rates, inertia, inertia_data)
 
 
 @numba.njit(cache=True)
@@ -70,20 +131,22 @@ def director_motion(u0, u1, v0, stretch0, director_dofs, director_inertia, dt, d
     d = u1 - u0, v1 = 2 d / dt - v0 (at the director DOFs omega_{n+1} of the director rule) and
     a_m = (v1 - v0) / dt; director (5, n_d) receives director_step's omega_{n+1}, s_{n+1},
     d omega_{n+1} / d dtheta, the rotary inertia force and its derivative."""
+    _director_motion(u0, u1, v0, stretch0, director_dofs, director_inertia, dt, d, v1, a_m, director,
+                     np.empty((2, director_dofs.size)))
+
+
+@numba.njit(cache=True)
+def _director_motion(u0, u1, v0, stretch0, director_dofs, director_inertia, dt, d, v1, a_m, director, half):
+    """:func:`director_motion`, and sinc(dtheta/2) with its derivative into half (2, n_d)."""
     n = u0.size
     for k in range(n):
         d[k] = u1[k] - u0[k]
         v1[k] = 2.0 * d[k] / dt - v0[k]
-    n_d = director_dofs.size
-    if n_d:
-        dtheta, omega0, s0 = np.empty(n_d), np.empty(n_d), np.empty(n_d)
-        for k in range(n_d):
-            dof = director_dofs[k]
-            dtheta[k], omega0[k], s0[k] = d[dof], v0[dof], stretch0[dof]
-        director_step(dtheta, omega0, s0, director_inertia, dt, director[0], director[1], director[2],
-                      director[3], director[4])
-        for k in range(n_d):
-            v1[director_dofs[k]] = director[0, k]
+    for k in range(director_dofs.size):
+        dof = director_dofs[k]
+        (director[0, k], director[1, k], director[2, k], director[3, k], director[4, k], half[0, k],
+         half[1, k]) = director_node(d[dof], v0[dof], stretch0[dof], director_inertia[k], dt)
+        v1[dof] = director[0, k]
     for k in range(n):
         a_m[k] = (v1[k] - v0[k]) / dt
 
@@ -91,9 +154,9 @@ def director_motion(u0, u1, v0, stretch0, director_dofs, director_inertia, dt, d
 @numba.njit(cache=True)
 def beam2d_mid_point_residual(X, EA, EI, second_order, edofs, entry_map, cubic, alpha0, l0, mass,
                               mass_indptr, mass_indices, mass_values, mass_data, free, director_dofs,
-                              director_inertia, director_diagonal, director_free,
-                              u0, v0, stretch0, momentum_norm0, dt, mass_factor, f_m, u1, tangent,
-                              g, data, d, v1, a_m, director):
+                              director_inertia, director_diagonal, director_free, node_director,
+                              u0, v0, stretch0, start, refresh, momentum_norm0, dt, mass_factor, f_m, u1,
+                              tangent, g, data, d, v1, a_m, director):
     """The mid-point residual of a model of one Beam2D group without spatial rotations and without
     configuration-dependent loads, as :meth:`flexmb.integrators.schemes.MidPoint.residual` computes
     it with the separate calls, in the same order (so the same values): kinematics
@@ -103,19 +166,33 @@ def beam2d_mid_point_residual(X, EA, EI, second_order, edofs, entry_map, cubic, 
     and, with ``tangent``, the Jacobian data (nnz,) ``mass_factor M + dq_m/du1 + df/du1``.
     The constant mass is given as CSR arrays (n_dof rows) and as its free-free data (nnz,);
     director_diagonal (n_df,) are the data positions of the free director DOFs' diagonal,
-    director_free (n_d,) which director DOFs are free. Returns the residual's force scale
+    director_free (n_d,) which director DOFs are free, node_director (n_el, 2) the director index of
+    each element node (with ``cubic``, else (0, 2)): the director step's rates and sinc(dtheta/2)
+    serve the elements' inertia too. start (:func:`new_start`) holds the start-of-step
+    quantities of u0, v0 and stretch0, computed first with ``refresh`` (a step's first call; its
+    later ones reuse them). Returns the residual's force scale
     (:func:`flexmb.compiled.sparse_ops.residual_scale`)."""
-    director_motion(u0, u1, v0, stretch0, director_dofs, director_inertia, dt, d, v1, a_m, director)
+    if refresh:
+        beam2d_mid_point_start(X, EA, EI, second_order, edofs, cubic, alpha0, l0, u0, v0, stretch0, start)
+    n_d = director_dofs.size
+    half = np.empty((2, n_d))
+    _director_motion(u0, u1, v0, stretch0, director_dofs, director_inertia, dt, d, v1, a_m, director, half)
+    rates = np.empty((node_director.shape[0], 2, 4))        # the director step's, per element node
+    for e in range(node_director.shape[0]):
+        for i in range(2):
+            k = node_director[e, i]
+            rates[e, i, 0], rates[e, i, 1], rates[e, i, 2], rates[e, i, 3] = \
+                director[0, k], director[1, k], half[0, k], half[1, k]
     n = u0.size
     if tangent:
         for k in range(data.size):
             data[k] = mass_factor * mass_data[k]
     q_m, f_c = np.zeros(n), np.zeros(n)
     d_c = np.zeros(data.size if tangent else 0)
-    beam2d_mid_point(X, EA, EI, second_order, edofs, entry_map, u0, u1, tangent, q_m, data,
-                     cubic, alpha0, l0, mass, v0, stretch0, dt, f_c, d_c)
+    ue1 = gather(u1, edofs, np.empty((edofs.shape[0], 6)))
+    beam2d_mid_point_from_start(X, EA, EI, second_order, edofs, entry_map, start, ue1, tangent, q_m, data,
+                                cubic, alpha0, l0, mass, dt, rates, f_c, d_c)
     inertia = csr_matvec(mass_indptr, mass_indices, mass_values, a_m)
-    n_d = director_dofs.size
     if n_d:
         for k in range(n_d):
             inertia[director_dofs[k]] = director[3, k]
@@ -143,7 +220,7 @@ NOT_FINITE_RESIDUAL, EXACTLY_SINGULAR, SINGULAR_PIVOT, NOT_FINITE_CORRECTION, AB
 @numba.njit(cache=True)
 def beam2d_mid_point_newton(X, EA, EI, second_order, edofs, entry_map, cubic, alpha0, l0, mass,
                             mass_indptr, mass_indices, mass_values, mass_data, free, director_dofs,
-                            director_inertia, director_diagonal, director_free,
+                            director_inertia, director_diagonal, director_free, node_director,
                             u0, v0, stretch0, momentum_norm0, dt, mass_factor, f_m,
                             jacobian_indptr, jacobian_indices, length_scale, residual_tol, force_tol, increment_tol,
                             max_iterations, increment_gate, stagnation_tol, round_off_factor, magnitudes,
@@ -155,7 +232,8 @@ def beam2d_mid_point_newton(X, EA, EI, second_order, edofs, entry_map, cubic, al
     convergence tests in the same order and with the same norms, ``np.dot`` as numpy's) around
     the one-call residual, so a small model's step makes one compiled call instead of a few
     dozen Python calls per iteration. newton_solve is its specification; the test checks that
-    both give the same iterates and logs.
+    both give the same iterates and logs. The step's start quantities
+    (:func:`beam2d_mid_point_start`) are computed once, before the first iteration.
 
     magnitudes (n_free,) are the sizes of the unknowns beyond their values for the round-off test
     (``newton_solve``'s argument); corrections whose largest component at the free positions
@@ -171,6 +249,8 @@ def beam2d_mid_point_newton(X, EA, EI, second_order, edofs, entry_map, cubic, al
     factorisations logged.
     """
     n_free = free.size
+    start = new_start(edofs.shape[0], cubic)                 # the step's start: once for all iterations
+    beam2d_mid_point_start(X, EA, EI, second_order, edofs, cubic, alpha0, l0, u0, v0, stretch0, start)
     x = np.empty(n_free)
     for i in range(n_free):
         x[i] = u1[free[i]]
@@ -187,9 +267,9 @@ def beam2d_mid_point_newton(X, EA, EI, second_order, edofs, entry_map, cubic, al
         # value's, then after each correction, whose tests come first
         evaluated = beam2d_mid_point_residual(X, EA, EI, second_order, edofs, entry_map, cubic, alpha0, l0, mass,
                                               mass_indptr, mass_indices, mass_values, mass_data, free, director_dofs,
-                                              director_inertia, director_diagonal, director_free, u0, v0, stretch0,
-                                              momentum_norm0, dt, mass_factor, f_m, u1, True, g, data, d, v1, a_m,
-                                              director)
+                                              director_inertia, director_diagonal, director_free, node_director,
+                                              u0, v0, stretch0, start, False, momentum_norm0, dt, mass_factor, f_m,
+                                              u1, True, g, data, d, v1, a_m, director)
         scale = evaluated
         if corrected:
             increment_norms[n_increments] = size

@@ -339,12 +339,20 @@ class MidPoint(Scheme):
             if (len(fused) == 1 and fused[0] is not None and not asm.rotation_dofs.size and not asm.configuration_loads
                     and not asm.damped_groups):
                 # the kernel is kept with its arguments: an import per call costs 2 us
-                from flexmb.compiled.mid_point_group import beam2d_mid_point_residual
+                from flexmb.compiled.mid_point_group import beam2d_mid_point_residual, new_start
 
                 M = asm.mass
+                edofs, cubic = fused[0][0][4], fused[0][1][0]
+                # the director index of each element node: the director step's rates serve the inertia
+                director_index = np.full(asm.n_dof, -1)
+                director_index[asm.director_dofs] = np.arange(asm.director_dofs.size)
+                node_director = director_index[edofs[:, [2, 5]]] if cubic else np.zeros((0, 2), dtype=np.int64)
                 self._plan = (beam2d_mid_point_residual,
                               (*fused[0][0], *fused[0][1], M.indptr, M.indices, M.data, asm.mass_data, asm.dofs.free,
-                               asm.director_dofs, asm.director_inertia, asm.director_diagonal, asm.director_free))
+                               asm.director_dofs, asm.director_inertia, asm.director_diagonal, asm.director_free,
+                               node_director),
+                              new_start(edofs.shape[0], cubic))
+                self._start_of = None           # the (State, u, v, stretch) the start quantities are of
         return self._plan
 
     def residual(self, s: State, dt: float, u1: np.ndarray, tangent: bool = True) -> StepResidual:
@@ -393,9 +401,16 @@ class MidPoint(Scheme):
                             v1, a_m, None if director is None else np.asarray(director), q_d)
 
     def _compiled_residual(self, plan: tuple, s: State, dt: float, u1: np.ndarray, tangent: bool) -> StepResidual:
-        """:meth:`residual` in one compiled call (:meth:`_compiled_plan`); the same values."""
-        kernel, arguments = plan
+        """:meth:`residual` in one compiled call (:meth:`_compiled_plan`); the same values. What it
+        takes from the start of the step alone (the plan's start arrays) is computed at a step's
+        first call and reused by its later ones (its iterations, and cut-backs, which change dt
+        only): the step is its State with its arrays, which no one changes in place (as
+        ``momentum_norm``)."""
+        kernel, arguments, start = plan
         asm = self.asm
+        kept = self._start_of
+        refresh = (kept is None or s is not kept[0] or s.u is not kept[1] or s.v is not kept[2]
+                   or s.stretch is not kept[3])
         if s.momentum_norm is None:
             s.momentum_norm = asm.free_norm(asm.mass_times(s.v))
         f_m = asm.mid_point_external_force(s.t, s.t + dt, s.u, u1)[0]
@@ -403,8 +418,10 @@ class MidPoint(Scheme):
         g, d, v1, a_m = np.empty(n), np.empty(n), np.empty(n), np.empty(n)
         data = np.empty(asm.nnz) if tangent else _EMPTY
         director = np.empty((5, asm.director_dofs.size))
-        scale = kernel(*arguments, s.u, s.v, _EMPTY if s.stretch is None else s.stretch, s.momentum_norm, dt,
-                       2.0 / dt**2, f_m, u1, tangent, g, data, d, v1, a_m, director)
+        scale = kernel(*arguments, s.u, s.v, _EMPTY if s.stretch is None else s.stretch, start, refresh,
+                       s.momentum_norm, dt, 2.0 / dt**2, f_m, u1, tangent, g, data, d, v1, a_m, director)
+        if refresh:
+            self._start_of = (s, s.u, s.v, s.stretch)
         return StepResidual(g, data if tangent else None, scale, f_m, d, v1, a_m, director if director.size else None)
 
     def solve_step(self, s: State, dt: float, u1: np.ndarray, settings: NewtonSettings, length_scale: float,
