@@ -227,6 +227,43 @@ def test_mid_point_force_gives_exact_energy_increment_and_conserves_momenta(stif
     assert m_err < 1e-13, f"{stiffness}: mid-point moments about the mid-point positions: {m_err:.2e} (element {k})"
 
 
+def _fresh_mid_point_force(rng_state: dict, X: np.ndarray, stiffness: str, u0: np.ndarray, u1: np.ndarray
+                           ) -> np.ndarray:
+    """The mid-point force of a new group (nothing kept) built from the same random state."""
+    rng = np.random.default_rng()
+    rng.bit_generator.state = rng_state
+    return _group(rng, X, stiffness).mid_point_force(X, u0, u1)
+
+
+@pytest.mark.parametrize("stiffness", STIFFNESS)
+def test_mid_point_force_from_a_kept_start_state_is_the_fresh_force(stiffness, rng):
+    """A step's start state is kept by the group (from the recording of the step before, and for
+    the step's later iterations): the force must be the one computed from nothing, and a kept
+    state of another configuration, or of an array changed in place, must not be used."""
+    X = _reference(rng, N_EL)
+    state = rng.bit_generator.state
+    el = _group(rng, X, stiffness)
+    u0, u1 = _step(rng, X)
+    other = _deformed(rng, X)
+    expected = _fresh_mid_point_force(state, X, stiffness, u0, u1)
+    scale = np.linalg.norm(expected, axis=1)                          # (n,)
+
+    def check(q: np.ndarray, what: str) -> None:
+        i, err = _worst(np.linalg.norm(q - expected, axis=1) / scale)
+        assert err < 1e-14, f"{stiffness}: {what} differs from the fresh force by {err:.2e} (element {i})"
+
+    el.strain_energy(X, u0)                                           # a recording of u0 keeps its state
+    check(el.mid_point_force(X, u0, u1), "the force from the recorded start state")
+    check(el.mid_point_force(X, u0.copy(), u1), "the force of the step's next iteration")
+    check(el.mid_point_force_and_tangent(X, u0, u1)[0], "the force of the tangent call")
+    el.strain_energy(X, other)                                        # a state of another configuration
+    check(el.mid_point_force(X, u0, u1), "the force after a recording of another configuration")
+    start = other.copy()
+    el.mid_point_force(X, start, u1)
+    start[:] = u0                                                     # the same array, changed in place
+    check(el.mid_point_force(X, start, u1), "the force from an array changed in place")
+
+
 @pytest.mark.parametrize("stiffness", STIFFNESS)
 def test_mid_point_force_of_vanishing_step_is_internal_force(stiffness, rng):
     X = _reference(rng, N_EL)

@@ -29,6 +29,13 @@ The sum ``sum_k s_k dG_k/dq`` (geometric stiffness) is assembled from 3x3 blocks
 (:func:`_add_row_stiffness`); ``kappa`` is the derivative of the vectors the rows are built
 from with respect to the end-of-step vectors (1 in statics, 1/2 for step averages).
 
+Speed of the mid-point force alone (modified Newton's residual-only iterations, most of a large
+model's step): what it needs of the step's start state (edges, directors, strains, energy) is
+the same in every iteration, so :func:`strain_state` packs it once (the element group keeps it
+from recording the step before) and the kernel reads it; the force alone evaluates the angle
+map's first derivatives only (:func:`_energy_gradient`). Both give the same bits as computing
+everything in every call, as the tangent call still does.
+
 ``error_model="numpy"``: a rotation increment of a half turn gives infinite Cayley parameters
 instead of raising inside the compiled loop; the Newton driver treats that as a failed iterate.
 """
@@ -123,33 +130,44 @@ def _strains(X: np.ndarray, u: np.ndarray, e: int, dirs: np.ndarray, turn: np.nd
 
 
 @jit
-def _energy(eps: np.ndarray, angle_length: np.ndarray, S: np.ndarray, eh: np.ndarray, ahd: np.ndarray,
-            ahc: np.ndarray, d2: np.ndarray, sigma: np.ndarray) -> float:
-    """Phi = eh . S eh / 2 of the strains e (12,), with the angle strains eh, sigma = S eh and what
-    the derivatives need: ``Ah = deh/de = diag(ahd) + sum_k ahc_k u_k u_m(k)^T`` (bending angle k
-    also depends on the metric strain g_m of its edge, m = _GEDGE[k]) and the second derivatives
-    ``d2[k] = (d2eh_k/de_k^2, d2eh_k/de_k dg_m, d2eh_k/dg_m^2)``.
+def _energy(eps: np.ndarray, angle_length: np.ndarray, S: np.ndarray, order: int, eh: np.ndarray,
+            ahd: np.ndarray, ahc: np.ndarray, d2: np.ndarray, sigma: np.ndarray) -> float:
+    """Phi = eh . S eh / 2 of the strains e (12,), with the angle strains eh, sigma = S eh and, as
+    far as ``order`` asks (0: none; 1: first; 2: first and second), what the derivatives need:
+    ``Ah = deh/de = diag(ahd) + sum_k ahc_k u_k u_m(k)^T`` (bending angle k also depends on the
+    metric strain g_m of its edge, m = _GEDGE[k]) and the second derivatives
+    ``d2[k] = (d2eh_k/de_k^2, d2eh_k/de_k dg_m, d2eh_k/dg_m^2)``; the arrays not asked for are left
+    as they were. Every value is computed by the same operations whatever the order.
 
     Bending: eh = L asin(b / r), r = |l| = sqrt(L^2 + 2 g_m); drilling: eh = 4A asin(c / 4A)."""
     for k in range(N_STRAINS):
-        ahc[k] = 0.0
-        d2[k, 0] = d2[k, 1] = d2[k, 2] = 0.0
+        if order > 0:
+            ahc[k] = 0.0
+        if order > 1:
+            d2[k, 0] = d2[k, 1] = d2[k, 2] = 0.0
         if k < 3:
-            eh[k], ahd[k] = eps[k], 1.0
+            eh[k] = eps[k]
+            if order > 0:
+                ahd[k] = 1.0
             continue
         L = angle_length[k]
         m = _GEDGE[k]
         r2 = L * L + 2.0 * eps[m] if m >= 0 else L * L
         r = np.sqrt(r2)
         xs = min(max(eps[k] / r, -_SINE_LIMIT), _SINE_LIMIT)
-        a1 = 1.0 / np.sqrt(1.0 - xs * xs)                                  # asin'
-        a2 = xs * a1 ** 3                                                  # asin''
         eh[k] = L * np.arcsin(xs)
+        if order == 0:
+            continue
+        a1 = 1.0 / np.sqrt(1.0 - xs * xs)                                  # asin'
         ahd[k] = L * a1 / r
+        b = eps[k]
+        if m >= 0:
+            ahc[k] = -L * a1 * b / (r2 * r)
+        if order == 1:
+            continue
+        a2 = xs * a1 ** 3                                                  # asin''
         d2[k, 0] = L * a2 / r2
         if m >= 0:
-            b = eps[k]
-            ahc[k] = -L * a1 * b / (r2 * r)
             d2[k, 1] = -L * (a2 * b / (r2 * r2) + a1 / (r2 * r))
             d2[k, 2] = L * (a2 * b * b / (r2 * r2 * r2) + 3.0 * a1 * b / (r2 * r2 * r))
     phi = 0.0
@@ -160,6 +178,38 @@ def _energy(eps: np.ndarray, angle_length: np.ndarray, S: np.ndarray, eh: np.nda
         sigma[i] = acc
         phi += eh[i] * acc
     return 0.5 * phi
+
+
+@jit
+def _energy_gradient(eps: np.ndarray, angle_length: np.ndarray, S: np.ndarray, eh: np.ndarray, ahd: np.ndarray,
+                     ahc: np.ndarray, sigma: np.ndarray, grad: np.ndarray) -> None:
+    """grad (12,) = dPhi/de = Ah^T S eh at the strains e (12,): :func:`_energy` of order 1 and
+    :func:`_gradient` in one pass by the same operations (the same bits), without the branches
+    on the order and without Phi (eh, ahd, ahc, sigma are filled as scratch)."""
+    for k in range(3):
+        eh[k] = eps[k]
+    for k in range(3, N_STRAINS):
+        L = angle_length[k]
+        m = _GEDGE[k]
+        r2 = L * L + 2.0 * eps[m] if m >= 0 else L * L
+        r = np.sqrt(r2)
+        xs = min(max(eps[k] / r, -_SINE_LIMIT), _SINE_LIMIT)
+        eh[k] = L * np.arcsin(xs)
+        a1 = 1.0 / np.sqrt(1.0 - xs * xs)                                  # asin'
+        ahd[k] = L * a1 / r
+        if m >= 0:
+            ahc[k] = -L * a1 * eps[k] / (r2 * r)
+    for i in range(N_STRAINS):
+        acc = 0.0
+        for j in range(N_STRAINS):
+            acc += S[i, j] * eh[j]
+        sigma[i] = acc
+    for k in range(3):
+        grad[k] = sigma[k]                                                 # ahd = 1 exactly
+    for k in range(3, N_STRAINS):
+        grad[k] = ahd[k] * sigma[k]
+    for k in range(3, 9):
+        grad[_GEDGE[k]] += ahc[k] * sigma[k]
 
 
 @jit
@@ -238,6 +288,32 @@ def _rows(l: np.ndarray, dirs: np.ndarray, P: np.ndarray, G: np.ndarray) -> None
             for r in range(3):
                 acc += P[i, s, r, c] * l[i, j, r]
             G[k, 6 * i + 3 + c] += sign * acc
+
+
+@jit
+def _spin_rows(l: np.ndarray, dirs: np.ndarray, G: np.ndarray) -> None:
+    """:func:`_rows` for directors that move with spins, P = -hat(d): the rotation entry P^T l is
+    d x l, formed from the same two products per component as the P^T l sum, so the same bits
+    (up to the sign of an exact zero)."""
+    G[:, :] = 0.0
+    for k in range(3):
+        i, j = _EDGE_I[k], _EDGE_J[k]
+        for c in range(3):
+            lc = l[i, j, c]
+            G[k, 6 * j + c] = lc
+            G[k, 6 * i + c] = -lc
+    for t in range(N_TERMS):
+        k, i, j, s, sign = _T_STRAIN[t], _T_NODE[t], _T_END[t], _T_SLOT[t], _T_SIGN[t]
+        d0, d1, d2 = dirs[i, s, 0], dirs[i, s, 1], dirs[i, s, 2]
+        l0_, l1_, l2_ = l[i, j, 0], l[i, j, 1], l[i, j, 2]
+        for c in range(3):
+            v = sign * dirs[i, s, c]
+            G[k, 6 * j + c] += v
+            G[k, 6 * i + c] -= v
+        ri = 6 * i + 3
+        G[k, ri] += sign * (-d2 * l1_ + d1 * l2_)
+        G[k, ri + 1] += sign * (d2 * l0_ + -d0 * l2_)
+        G[k, ri + 2] += sign * (-d1 * l0_ + d0 * l1_)
 
 
 @jit
@@ -336,7 +412,7 @@ def force_and_tangent(X: np.ndarray, u: np.ndarray, D0: np.ndarray, angle_length
     for e in range(n):
         _configuration(X, u, D0, e, l, R, dirs, turn)
         _strains(X, u, e, dirs, turn, eps)
-        _energy(eps, angle_length[e], S[e], eh, ahd, ahc, d2, sigma)
+        _energy(eps, angle_length[e], S[e], 2 if tangent else 1, eh, ahd, ahc, d2, sigma)
         if geometric:
             sigma[:] = stresses[e]
         _gradient(ahd, ahc, sigma, grad)
@@ -353,26 +429,59 @@ def force_and_tangent(X: np.ndarray, u: np.ndarray, D0: np.ndarray, angle_length
     return q, K
 
 
+N_START = 67        # per element: edges l (27), directors (27), strains e (12), energy Phi (1) of a state
+
+
+@jit
+def _pack_state(l: np.ndarray, dirs: np.ndarray, eps: np.ndarray, phi: float, out: np.ndarray) -> None:
+    """out (N_START,) = [l (3, 3, 3), dirs (3, 3, 3), eps (12,), phi], flattened."""
+    for a in range(3):
+        for b in range(3):
+            for c in range(3):
+                out[9 * a + 3 * b + c] = l[a, b, c]
+                out[27 + 9 * a + 3 * b + c] = dirs[a, b, c]
+    for k in range(N_STRAINS):
+        out[54 + k] = eps[k]
+    out[66] = phi
+
+
+@jit
+def _unpack_state(data: np.ndarray, l: np.ndarray, dirs: np.ndarray, eps: np.ndarray) -> float:
+    """l, dirs, eps and the returned phi from one packed state (:func:`_pack_state`)."""
+    for a in range(3):
+        for b in range(3):
+            for c in range(3):
+                l[a, b, c] = data[9 * a + 3 * b + c]
+                dirs[a, b, c] = data[27 + 9 * a + 3 * b + c]
+    for k in range(N_STRAINS):
+        eps[k] = data[54 + k]
+    return data[66]
+
+
 @jit
 def strain_state(X: np.ndarray, u: np.ndarray, D0: np.ndarray, angle_length: np.ndarray, S: np.ndarray
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Strain energy Phi (n_el,), angle strains eh (n_el, 12) and generalized stresses
-    sigma = S eh (n_el, 12)."""
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Strain energy Phi (n_el,), angle strains eh (n_el, 12), generalized stresses
+    sigma = S eh (n_el, 12), and the state packed as the ``start`` of a mid-point step from u
+    (n_el, N_START; :func:`_pack_state`), each by the same operations as inside
+    :func:`mid_point_force_and_tangent`."""
     n = X.shape[0]
     phi, eh, sigma = np.empty(n), np.empty((n, N_STRAINS)), np.empty((n, N_STRAINS))
+    start = np.empty((n, N_START))
     l, R = np.empty((3, 3, 3)), np.empty((3, 3, 3))
     dirs, turn = np.empty((3, N_SLOTS, 3)), np.empty((3, N_SLOTS, 3))
     eps, ahd, ahc, d2 = np.empty(N_STRAINS), np.empty(N_STRAINS), np.empty(N_STRAINS), np.empty((N_STRAINS, 3))
     for e in range(n):
         _configuration(X, u, D0, e, l, R, dirs, turn)
         _strains(X, u, e, dirs, turn, eps)
-        phi[e] = _energy(eps, angle_length[e], S[e], eh[e], ahd, ahc, d2, sigma[e])
-    return phi, eh, sigma
+        phi[e] = _energy(eps, angle_length[e], S[e], 0, eh[e], ahd, ahc, d2, sigma[e])
+        _pack_state(l, dirs, eps, phi[e], start[e])
+    return phi, eh, sigma, start
 
 
 @jit
 def _mid_point_rows(l0: np.ndarray, l1: np.ndarray, dirs0: np.ndarray, dirs1: np.ndarray, lm: np.ndarray,
-                    dirsm: np.ndarray, Pm: np.ndarray, Gm: np.ndarray) -> None:
+                    dirsm: np.ndarray, Gm: np.ndarray) -> None:
     """Strain rows Gm (N_STRAINS, 18) about the step-averaged edge vectors lm and directors dirsm
     (filled here), so that Gm d = e_{n+1} - e_n exactly (the strains are bilinear in them)."""
     for a in range(3):
@@ -382,8 +491,7 @@ def _mid_point_rows(l0: np.ndarray, l1: np.ndarray, dirs0: np.ndarray, dirs1: np
         for s in range(N_SLOTS):
             for c in range(3):
                 dirsm[a, s, c] = 0.5 * (dirs0[a, s, c] + dirs1[a, s, c])
-    _spin_jacobians(dirsm, Pm)
-    _rows(lm, dirsm, Pm, Gm)
+    _spin_rows(lm, dirsm, Gm)
 
 
 @jit
@@ -404,11 +512,16 @@ def _end_rows(R0: np.ndarray, R1: np.ndarray, l1: np.ndarray, dirs1: np.ndarray,
 
 @jit
 def mid_point_force_and_tangent(X: np.ndarray, u0: np.ndarray, u1: np.ndarray, D0: np.ndarray,
-                                angle_length: np.ndarray, S: np.ndarray, tangent: bool
+                                angle_length: np.ndarray, S: np.ndarray, tangent: bool, start: np.ndarray
                                 ) -> tuple[np.ndarray, np.ndarray]:
     """Energy-conserving mid-point force (n_el, 18) and its derivative w.r.t. the step increment
     ``d = [x1_i - x0_i, w_i]`` (w Cayley parameters of R1_i R0_i^T) (n_el, 18, 18; (0, 18, 18)
-    without ``tangent``)."""
+    without ``tangent``).
+
+    ``start`` (n_el, N_START): the start state u0 packed by :func:`strain_state`, which every
+    iteration of a step shares; the force alone then reads it instead of recomputing it (the same
+    values, so the same force to the last bit). An empty (0, N_START) array: computed here, as the
+    tangent always does (it needs the start rotations)."""
     n = X.shape[0]
     q = np.empty((n, N_DOF))
     K = np.empty((n if tangent else 0, N_DOF, N_DOF))
@@ -416,7 +529,7 @@ def mid_point_force_and_tangent(X: np.ndarray, u0: np.ndarray, u1: np.ndarray, D
     R0, R1 = np.empty((3, 3, 3)), np.empty((3, 3, 3))
     dirs0, dirs1, dirsm = np.empty((3, N_SLOTS, 3)), np.empty((3, N_SLOTS, 3)), np.empty((3, N_SLOTS, 3))
     turn0, turn1 = np.empty((3, N_SLOTS, 3)), np.empty((3, N_SLOTS, 3))
-    Pm, Pend = np.empty((3, N_SLOTS, 3, 3)), np.empty((3, N_SLOTS, 3, 3))
+    Pend = np.empty((3, N_SLOTS, 3, 3))
     Gres, Rrel, w3 = np.empty((3, 3)), np.empty((3, 3)), np.empty(3)
     vec = np.empty((12, N_STRAINS))
     eps0, eps1, deps, eps_t, eh, ahd = vec[0], vec[1], vec[2], vec[3], vec[4], vec[5]
@@ -424,23 +537,32 @@ def mid_point_force_and_tangent(X: np.ndarray, u0: np.ndarray, u1: np.ndarray, D
     d2, T12 = np.empty((N_STRAINS, 3)), np.empty((N_STRAINS, N_STRAINS))
     Gm, E1, T = np.empty((N_STRAINS, N_DOF)), np.empty((N_STRAINS, N_DOF)), np.empty((N_STRAINS, N_DOF))
     H, dst_star = np.empty((N_STRAINS, N_STRAINS)), np.empty((N_STRAINS, N_STRAINS))
+    started = start.shape[0] > 0 and not tangent     # the tangent needs the start rotations R0
+    phi0 = 0.0
     for e in range(n):
-        _configuration(X, u0, D0, e, l0, R0, dirs0, turn0)
-        _configuration(X, u1, D0, e, l1, R1, dirs1, turn1)
-        _strains(X, u0, e, dirs0, turn0, eps0)
-        _strains(X, u1, e, dirs1, turn1, eps1)
         Se, Le = S[e], angle_length[e]
+        if started:
+            phi0 = _unpack_state(start[e], l0, dirs0, eps0)
+        else:
+            _configuration(X, u0, D0, e, l0, R0, dirs0, turn0)
+            _strains(X, u0, e, dirs0, turn0, eps0)
+        _configuration(X, u1, D0, e, l1, R1, dirs1, turn1)
+        _strains(X, u1, e, dirs1, turn1, eps1)
         for k in range(N_STRAINS):
             deps[k] = eps1[k] - eps0[k]
         # s* = int_0^1 s~(e_n + t de) dt and its derivative with respect to e_{n+1}
         st_star[:] = 0.0
-        dst_star[:, :] = 0.0
+        if tangent:
+            dst_star[:, :] = 0.0
         for g in range(4):
             t, wt = _GAUSS_T[g], _GAUSS_W[g]
             for k in range(N_STRAINS):
                 eps_t[k] = eps0[k] + t * deps[k]
-            _energy(eps_t, Le, Se, eh, ahd, ahc, d2, sigma)
-            _gradient(ahd, ahc, sigma, grad)
+            if tangent:
+                _energy(eps_t, Le, Se, 2, eh, ahd, ahc, d2, sigma)
+                _gradient(ahd, ahc, sigma, grad)
+            else:
+                _energy_gradient(eps_t, Le, Se, eh, ahd, ahc, sigma, grad)
             for k in range(N_STRAINS):
                 st_star[k] += wt * grad[k]
             if tangent:
@@ -449,8 +571,9 @@ def mid_point_force_and_tangent(X: np.ndarray, u0: np.ndarray, u1: np.ndarray, D
                     for j in range(N_STRAINS):
                         dst_star[i, j] += wt * t * H[i, j]
         # discrete-gradient correction along de where the quadrature misses the energy increment
-        phi0 = _energy(eps0, Le, Se, eh, ahd, ahc, d2, sigma)
-        phi1 = _energy(eps1, Le, Se, eh, ahd, ahc, d2, sigma)
+        if not started:
+            phi0 = _energy(eps0, Le, Se, 0, eh, ahd, ahc, d2, sigma)
+        phi1 = _energy(eps1, Le, Se, 1 if tangent else 0, eh, ahd, ahc, d2, sigma)   # its gradient: tangent only
         miss = phi1 - phi0
         dd = 0.0
         for k in range(N_STRAINS):
@@ -472,7 +595,7 @@ def mid_point_force_and_tangent(X: np.ndarray, u0: np.ndarray, u1: np.ndarray, D
             for k in range(N_STRAINS):
                 st_star[k] += cf * deps[k]
         # rows about the step-averaged vectors: G_m d = e_{n+1} - e_n exactly
-        _mid_point_rows(l0, l1, dirs0, dirs1, lm, dirsm, Pm, Gm)
+        _mid_point_rows(l0, l1, dirs0, dirs1, lm, dirsm, Gm)
         _force(Gm, st_star, q[e])
         if not tangent:
             continue
@@ -606,7 +729,7 @@ def rayleigh_mid_point(X: np.ndarray, u0: np.ndarray, u1: np.ndarray, D0: np.nda
     R0, R1 = np.empty((3, 3, 3)), np.empty((3, 3, 3))
     dirs0, dirs1, dirsm = np.empty((3, N_SLOTS, 3)), np.empty((3, N_SLOTS, 3)), np.empty((3, N_SLOTS, 3))
     turn0, turn1 = np.empty((3, N_SLOTS, 3)), np.empty((3, N_SLOTS, 3))
-    Pm, Pend = np.empty((3, N_SLOTS, 3, 3)), np.empty((3, N_SLOTS, 3, 3))
+    Pend = np.empty((3, N_SLOTS, 3, 3))
     Gres, Rrel, w3 = np.empty((3, 3)), np.empty((3, 3)), np.empty(3)
     eps0, eps1, sigma = np.empty(N_STRAINS), np.empty(N_STRAINS), np.empty(N_STRAINS)
     Gm, E1, T = np.empty((N_STRAINS, N_DOF)), np.empty((N_STRAINS, N_DOF)), np.empty((N_STRAINS, N_DOF))
@@ -622,7 +745,7 @@ def rayleigh_mid_point(X: np.ndarray, u0: np.ndarray, u1: np.ndarray, D0: np.nda
                 H[i, k] = rate * S[e, i, k]
                 acc += H[i, k] * (eps1[k] - eps0[k])
             sigma[i] = acc
-        _mid_point_rows(l0, l1, dirs0, dirs1, lm, dirsm, Pm, Gm)
+        _mid_point_rows(l0, l1, dirs0, dirs1, lm, dirsm, Gm)
         _force(Gm, sigma, q[e])
         if not tangent:
             continue

@@ -239,6 +239,7 @@ class Shell3(ElementGroup):
             raise ModelError(f"element group {self.name!r}, element {bad}: the strain Jacobian B has rank < 12")
         self._reference = ShellReference(X, frames, xy, area, directors, angle_length, S, Z)
         self._output_maps = None
+        self._kept_start = None
         return self._reference
 
     def _args(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -261,9 +262,26 @@ class Shell3(ElementGroup):
         return self._static(X, u, True)
 
     def _strain_state(self, X: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Energy (n_el,), angle strains eh (n_el, 12), generalized stresses S eh (n_el, 12)."""
+        """Energy (n_el,), angle strains eh (n_el, 12), generalized stresses S eh (n_el, 12); the
+        state packed for a mid-point step starting from u is kept (:meth:`_start_state`)."""
         X = np.asarray(X, dtype=float)
-        return _kernels().strain_state(X, np.ascontiguousarray(u, dtype=float), *self._args(X))
+        u = np.ascontiguousarray(u, dtype=float)
+        phi, eh, sigma, start = _kernels().strain_state(X, u, *self._args(X))
+        self._kept_start = (u.copy(), start)
+        return phi, eh, sigma
+
+    def _start_state(self, X: np.ndarray, u0: np.ndarray) -> np.ndarray:
+        """The start state u0 (n_el, 18) of a mid-point step packed as its force kernel reads it
+        (n_el, N_START): kept from the last :meth:`_strain_state` when that was of u0 (a time step
+        records its end state, the next step's start) and for the step's later iterations, else
+        computed. Equal u0 gives equal bits, so the force does not depend on what was kept. The
+        group holds u0 and its packed state (67 + 18 numbers per element) for it; ``_kept_`` values
+        are not saved in model files."""
+        kept = self.__dict__.get("_kept_start")
+        if kept is None or not np.array_equal(kept[0], u0):
+            self._strain_state(X, u0)
+            kept = self._kept_start
+        return kept[1]
 
     def strains(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:
         """Generalized strains after the angle map, eh (n_el, 12): g (3, m^2), b (6, m), c (3, m^2)."""
@@ -359,6 +377,11 @@ class Shell3(ElementGroup):
     def _mid_point(self, X: np.ndarray, u0: np.ndarray, u1: np.ndarray, tangent: bool
                    ) -> tuple[np.ndarray, np.ndarray]:
         X = np.asarray(X, dtype=float)
-        return _kernels().mid_point_force_and_tangent(X, np.ascontiguousarray(u0, dtype=float),
-                                                      np.ascontiguousarray(u1, dtype=float), *self._args(X),
-                                                      tangent)
+        kernels = _kernels()
+        args = self._args(X)                    # first: a new X drops the start state kept for the old one
+        u0 = np.ascontiguousarray(u0, dtype=float)
+        # the force alone reads the start state shared by a step's iterations; the tangent
+        # recomputes it with the start rotations it needs
+        start = np.zeros((0, kernels.N_START)) if tangent else self._start_state(X, u0)
+        return kernels.mid_point_force_and_tangent(X, u0, np.ascontiguousarray(u1, dtype=float), *args, tangent,
+                                                   start)
