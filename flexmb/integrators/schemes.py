@@ -383,8 +383,6 @@ class MidPoint(Scheme):
             if tangent:
                 data += d_c
         rd = asm.rotation_dofs
-        if rd.size and not tangent:
-            data = np.zeros(asm.nnz)            # the rotary blocks below are added and dropped
         if rd.size:
             from flexmb.compiled.rigid import mid_point_rotary_terms
 
@@ -393,7 +391,8 @@ class MidPoint(Scheme):
             inertia[rd], blocks = mid_point_rotary_terms(*rates, asm.rotary_inertia, s.v[rd], d[rd], dt)
             if asm.configuration_masses:
                 inertia[rd] += f_c[rd]
-            data = data + asm.rotary_block_data(blocks)
+            if tangent:                         # residual-only calls (modified Newton) skip the blocks
+                data = data + asm.rotary_block_data(blocks)
         g = q_m - f_m + inertia
         if q_d is not None:
             g += q_d
@@ -613,8 +612,6 @@ class Newmark(Scheme):
             if tangent:
                 data += d_c
         rd = asm.rotation_dofs
-        if rd.size and not tangent:
-            data = np.zeros(asm.nnz)            # the rotary blocks below are added and dropped
         if rd.size:
             from flexmb.compiled.rigid import newmark_rotary_terms
 
@@ -623,7 +620,8 @@ class Newmark(Scheme):
             inertia[rd], blocks = newmark_rotary_terms(*rates, asm.rotary_inertia, dt)
             if asm.configuration_masses:
                 inertia[rd] += f_c[rd]              # configuration-dependent masses' inertia there (3D modal bodies)
-            data = data + asm.rotary_block_data(blocks)
+            if tangent:                         # residual-only calls (modified Newton) skip the blocks
+                data = data + asm.rotary_block_data(blocks)
         g = q1 - f1 + inertia
         q_d = None
         if asm.damped_groups:
