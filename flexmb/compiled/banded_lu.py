@@ -18,6 +18,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from flexmb.compiled.scatter import equilibration_scales
+
 
 @numba.njit(cache=True)
 def equilibrated_band_fill(indptr, indices, data, new_index, kl, ku, ab, row_scale, col_scale) -> None:
@@ -26,24 +28,10 @@ def equilibrated_band_fill(indptr, indices, data, new_index, kl, ku, ab, row_sca
     zeroing it first; row_scale, col_scale (n,) receive D_r, D_c, the scalings of
     :func:`flexmb.integrators.newton.equilibrate` (every row of A to a largest entry of 1, then
     every column of the result; zero rows and columns keep a scale of 1)."""
-    n = indptr.size - 1
     offset = kl + ku
     ab[:, :] = 0.0
-    row_scale[:] = 0.0
-    for c in range(n):
-        for k in range(indptr[c], indptr[c + 1]):
-            a = abs(data[k])
-            if a > row_scale[indices[k]]:
-                row_scale[indices[k]] = a
-    for i in range(n):
-        row_scale[i] = 1.0 / row_scale[i] if row_scale[i] > 0.0 else 1.0
-    for c in range(n):
-        largest = 0.0
-        for k in range(indptr[c], indptr[c + 1]):
-            a = abs(data[k]) * row_scale[indices[k]]
-            if a > largest:
-                largest = a
-        col_scale[c] = 1.0 / largest if largest > 0.0 else 1.0
+    equilibration_scales(indptr, indices, data, row_scale, col_scale)
+    for c in range(indptr.size - 1):
         j = new_index[c]
         for k in range(indptr[c], indptr[c + 1]):
             r = indices[k]

@@ -51,9 +51,23 @@ def equilibrated_dense(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray
     """
     n = out.shape[0]
     for i in range(n):
-        row_scale[i] = 0.0
         for j in range(n):
             out[i, j] = 0.0
+    equilibration_scales(indptr, indices, data, row_scale, col_scale)
+    for j in range(n):
+        for p in range(indptr[j], indptr[j + 1]):
+            i = indices[p]
+            out[i, j] += data[p] * row_scale[i] * col_scale[j]
+
+
+@numba.njit(cache=True)
+def equilibration_scales(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, row_scale: np.ndarray,
+                         col_scale: np.ndarray) -> None:
+    """D_r, D_c (n,) of :func:`equilibrated_dense` of the CSC matrix A into row_scale, col_scale:
+    every row of A scaled to a largest entry of 1, then every column of the result (zero rows and
+    columns keep a scale of 1)."""
+    n = row_scale.size
+    row_scale[:] = 0.0
     for j in range(n):
         for p in range(indptr[j], indptr[j + 1]):
             a = abs(data[p])
@@ -68,6 +82,3 @@ def equilibrated_dense(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray
             if a > largest:
                 largest = a
         col_scale[j] = 1.0 / largest if largest > 0.0 else 1.0
-        for p in range(indptr[j], indptr[j + 1]):
-            i = indices[p]
-            out[i, j] += data[p] * row_scale[i] * col_scale[j]

@@ -194,12 +194,18 @@ _BAND_PATTERNS: list[_BandPattern] = []
 
 def band_pattern(B: sp.csc_matrix) -> _BandPattern:
     """The band ordering of B's pattern: a kept one, else a new one (the newest kept)."""
-    for p in _BAND_PATTERNS:
+    return _kept_pattern(_BAND_PATTERNS, B, _BandPattern)
+
+
+def _kept_pattern(kept: list, B: sp.csc_matrix, analyse: type):
+    """The analysis in ``kept`` of B's pattern, else ``analyse(B)``, kept as the newest of the
+    :data:`_KEPT_PATTERNS` there."""
+    for p in kept:
         if _same_pattern(B, *p.keys):
             return p
-    p = _BandPattern(B)
-    _BAND_PATTERNS.append(p)
-    del _BAND_PATTERNS[:-_KEPT_PATTERNS]
+    p = analyse(B)
+    kept.append(p)
+    del kept[:-_KEPT_PATTERNS]
     return p
 
 
@@ -391,13 +397,7 @@ _PATTERNS: list[_PardisoPattern] = []
 
 def _pattern(B: sp.csc_matrix) -> _PardisoPattern:
     """The analysed pattern of B: a kept one if B has its pattern, else a new analysis."""
-    for p in _PATTERNS:
-        if _same_pattern(B, *p.keys):
-            return p
-    p = _PardisoPattern(B)
-    _PATTERNS.append(p)
-    del _PATTERNS[:-_KEPT_PATTERNS]
-    return p
+    return _kept_pattern(_PATTERNS, B, _PardisoPattern)
 
 
 class PardisoLU:
