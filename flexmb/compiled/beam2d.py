@@ -113,11 +113,11 @@ def forces(X: np.ndarray, u: np.ndarray, EA: np.ndarray, EI: np.ndarray, second_
 
 
 @jit
-def _sinc_ratio(a: float) -> tuple[float, float]:
-    """gamma(a) = a / sin(a) and its derivative, with series below SERIES_BELOW."""
+def _sinc_ratio(a: float, s: float, c: float) -> tuple[float, float]:
+    """gamma(a) = a / sin(a) and its derivative from s = sin a, c = cos a, with series below
+    SERIES_BELOW."""
     if abs(a) < SERIES_BELOW:
         return 1.0 + a * a / 6.0 + 7.0 * a**4 / 360.0, a / 3.0 + 7.0 * a**3 / 90.0
-    s, c = math.sin(a), math.cos(a)
     return a / s, (s - a * c) / (s * s)
 
 
@@ -162,7 +162,8 @@ def mid_point_from_start(X, start, u0, u1, EA, EI, second_order: bool, tangent: 
         h = l0 / 30.0 if second_order else 0.0
         # exact chord-rotation increment d_alpha from x21_n x x21_{n+1} = l_n l_{n+1} sin(d_alpha)
         cross01 = x0x * x21_1[1] - x0y * x21_1[0]
-        dalpha = math.atan2(cross01, x0x * x21_1[0] + x0y * x21_1[1])
+        dot01 = x0x * x21_1[0] + x0y * x21_1[1]
+        dalpha = math.atan2(cross01, dot01)
         # end-of-step local rotations continue the start-of-step ones (not re-wrapped)
         tb1_1 = tb0_1 + (u1[e, 2] - u0[e, 2]) - dalpha
         tb1_2 = tb0_2 + (u1[e, 5] - u0[e, 5]) - dalpha
@@ -178,7 +179,8 @@ def mid_point_from_start(X, start, u0, u1, EA, EI, second_order: bool, tangent: 
         M_av2 = 0.5 * (M0_2 + (2.0 * k * tb1_1 + 4.0 * k * tb1_2)) + N_av * gradm_2
         xm, ym = 0.5 * (x0x + x21_1[0]), 0.5 * (x0y + x21_1[1])          # x21_m
         l_av = 0.5 * (l_0 + l_1)
-        gamma, dgamma = _sinc_ratio(dalpha)
+        # sin and cos of d_alpha from the chords' cross and dot products (no trigonometric call)
+        gamma, dgamma = _sinc_ratio(dalpha, cross01 / (l_0 * l_1), dot01 / (l_0 * l_1))
         kappa = gamma / (l_0 * l_1)
         nsx, nsy = -ym, xm                                             # n*_m, x21_m turned by +90 deg
         wx, wy = kappa * nsx, kappa * nsy                              # d_alpha = w . dx21

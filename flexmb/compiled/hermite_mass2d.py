@@ -19,23 +19,31 @@ _H = np.array([[156.0, 22.0, 54.0, -13.0], [22.0, 4.0, 13.0, -3.0],
 
 @numba.njit(cache=True)
 def _sinc_and_derivative(x: float) -> tuple[float, float]:
-    """sin(x)/x and its derivative, with series near 0 (as :func:`flexmb.rotations.sinc`, :func:`~flexmb.rotations.sinc_derivative`)."""
+    """sin(x)/x and its derivative, with series near 0 (as :func:`flexmb.rotations.sinc`,
+    :func:`~flexmb.rotations.sinc_derivative`)."""
+    return _sinc_of(x, np.sin(x), np.cos(x))
+
+
+@numba.njit(cache=True)
+def _sinc_of(x: float, s: float, c: float) -> tuple[float, float]:
+    """:func:`_sinc_and_derivative` of x from s = sin x and c = cos x."""
     if abs(x) < 1e-4:
         return 1.0 - x * x / 6.0 + x**4 / 120.0, -x / 3.0 + x**3 / 30.0
-    s, c = np.sin(x), np.cos(x)
     return s / x, (c - s / x) / x
 
 
 #: per element, the start-of-step quantities of the mid-point inertia (:func:`inertia_start`)
-INERTIA_START = 10
+INERTIA_START = 12
+#: per element node, what the director rule gives its inertia (:func:`node_rates`)
+NODE_RATES = 8
 
 
 @numba.njit(cache=True)
 def inertia_start(alpha0, l0, u0, v0, stretch0, start):
     """What the mid-point inertia takes from the start of the step only, per element into start
     (n_el, INERTIA_START): Qdot_n of the slots [x_1, d_1, x_2, d_2] (4 x 2, m/s, row by row) and
-    the director angles phi_n of both nodes (2, rad). A step's Newton iterations share them
-    (:mod:`flexmb.compiled.mid_point_group`)."""
+    the cosines and sines of the director angles phi_n of both nodes (2 + 2). A step's Newton
+    iterations share them (:mod:`flexmb.compiled.mid_point_group`)."""
     for e in range(u0.shape[0]):
         le = l0[e]
         for i in range(2):
@@ -47,14 +55,14 @@ def inertia_start(alpha0, l0, u0, v0, stretch0, start):
             start[e, 2 * slot], start[e, 2 * slot + 1] = v0[e, k], v0[e, k + 1]
             start[e, 2 * slot + 2] = le * (s0 * c0 - w0 * sn0)
             start[e, 2 * slot + 3] = le * (s0 * sn0 + w0 * c0)
-            start[e, 8 + i] = phi0
+            start[e, 8 + i], start[e, 10 + i] = c0, sn0
 
 
 @numba.njit(cache=True)
 def mid_point_inertia(alpha0, l0, mass, u0, u1, v0, stretch0, dt, F, J, tangent):
     """F (n_el, 6) and, with ``tangent``, J = dF/du1 (n_el, 6, 6), written in place."""
     n_el = u0.shape[0]
-    start, rates = np.empty((n_el, INERTIA_START)), np.empty((n_el, 2, 4))
+    start, rates = np.empty((n_el, INERTIA_START)), np.empty((n_el, 2, NODE_RATES))
     inertia_start(alpha0, l0, u0, v0, stretch0, start)
     node_rates(u0, u1, v0, stretch0, dt, rates)
     inertia_from_start(alpha0, l0, mass, start, u0, u1, dt, rates, F, J, tangent)
@@ -62,22 +70,26 @@ def mid_point_inertia(alpha0, l0, mass, u0, u1, v0, stretch0, dt, F, J, tangent)
 
 @numba.njit(cache=True)
 def node_rates(u0, u1, v0, stretch0, dt, rates):
-    """The director rule's rates of the element nodes into rates (n_el, 2, 4): omega_{n+1},
-    s_{n+1} (1/s), sinc(dtheta/2) and its derivative, as :func:`director_node` gives them."""
+    """What the director rule gives the inertia of the element nodes, into rates (n_el, 2,
+    NODE_RATES): omega_{n+1}, s_{n+1} (1/s), sinc(dtheta/2) and its derivative, cos and sin of
+    dtheta and of dtheta/2, as :func:`director_node` gives them."""
     for e in range(u0.shape[0]):
         for i in range(2):
             dth = u1[e, 3 * i + 2] - u0[e, 3 * i + 2]
-            _, _, w1, s1 = _director_rule(dth, v0[e, 3 * i + 2], stretch0[e, i], dt)
-            sc, dsc = _sinc_and_derivative(0.5 * dth)
+            c, s, w1, s1 = _director_rule(dth, v0[e, 3 * i + 2], stretch0[e, i], dt)
+            ch, sh = np.cos(0.5 * dth), np.sin(0.5 * dth)
+            sc, dsc = _sinc_of(0.5 * dth, sh, ch)
             rates[e, i, 0], rates[e, i, 1], rates[e, i, 2], rates[e, i, 3] = w1, s1, sc, dsc
+            rates[e, i, 4], rates[e, i, 5], rates[e, i, 6], rates[e, i, 7] = c, s, ch, sh
 
 
 @numba.njit(cache=True)
 def inertia_from_start(alpha0, l0, mass, start, u0, u1, dt, rates, F, J, tangent):
     """:func:`mid_point_inertia` from the step's :func:`inertia_start` quantities start (n_el,
-    INERTIA_START) and the director rule's rates of the element nodes, rates (n_el, 2, 4):
-    omega_{n+1}, s_{n+1}, sinc(dtheta/2) and its derivative (:func:`director_node`); the same
-    values."""
+    INERTIA_START) and what the director rule gives the element nodes, rates (n_el, 2,
+    NODE_RATES) (:func:`node_rates`). The end and mid-step director angles' cosines and sines
+    come from the start angle's and the increment's by the angle sum (phi_{n+1} = phi_n + dtheta,
+    phi_m = phi_n + dtheta / 2), not from four more trigonometric calls per node."""
     H = _H
     n_el = u0.shape[0]
     qd0 = np.empty((4, 2))
@@ -92,8 +104,9 @@ def inertia_from_start(alpha0, l0, mass, start, u0, u1, dt, rates, F, J, tangent
             k = 3 * i                                       # first DOF of node i
             slot = 2 * i                                    # Q slot of x_i; its director is slot + 1
             w1, s1, sc, dsc = rates[e, i, 0], rates[e, i, 1], rates[e, i, 2], rates[e, i, 3]
-            phi0, phi1 = start[e, 8 + i], alpha0[e] + u1[e, k + 2]
-            c1, sn1 = np.cos(phi1), np.sin(phi1)
+            c, s, ch, sh = rates[e, i, 4], rates[e, i, 5], rates[e, i, 6], rates[e, i, 7]
+            c0, sn0 = start[e, 8 + i], start[e, 10 + i]
+            c1, sn1 = c0 * c - sn0 * s, sn0 * c + c0 * s
             qd0[slot, 0], qd0[slot, 1] = start[e, 2 * slot], start[e, 2 * slot + 1]
             qd0[slot + 1, 0], qd0[slot + 1, 1] = start[e, 2 * slot + 2], start[e, 2 * slot + 3]
             qd1[slot, 0] = 2.0 * (u1[e, k] - u0[e, k]) / dt - qd0[slot, 0]          # qd0: v0 there
@@ -102,8 +115,7 @@ def inertia_from_start(alpha0, l0, mass, start, u0, u1, dt, rates, F, J, tangent
             qd1[slot + 1, 1] = le * (s1 * sn1 + w1 * c1)
             n1[i, 0], n1[i, 1] = -sn1, c1
             # b = (d1 - d0) / dth = l0 sinc(dth/2) n(phi_m) and its derivative in dth
-            phim = 0.5 * (phi0 + phi1)
-            cm, sm = np.cos(phim), np.sin(phim)
+            cm, sm = c0 * ch - sn0 * sh, sn0 * ch + c0 * sh
             b[i, 0], b[i, 1] = -le * sc * sm, le * sc * cm
             db[i, 0] = 0.5 * le * (-dsc * sm - sc * cm)
             db[i, 1] = 0.5 * le * (dsc * cm - sc * sm)
@@ -154,17 +166,18 @@ def _director_rule(x: float, w0: float, s0: float, dt: float) -> tuple[float, fl
 def director_node(x, w0, s0, Jk, dt):
     """One director DOF of rotation increment x (rad), start rates w0, s0 (1/s) and rotary inertia
     Jk (kg m^2): omega_{n+1}, s_{n+1}, d omega_{n+1} / d dtheta, the rotary inertia force in
-    director form and its derivative, and sinc(x/2) with its derivative (which the inertia of
-    the node's elements takes too, :func:`inertia_from_start`)."""
+    director form and its derivative, and sinc(x/2) with its derivative, cos x, sin x, cos(x/2)
+    and sin(x/2) (which the inertia of the node's elements takes too, :func:`inertia_from_start`)."""
     c, s, omega1, stretch1 = _director_rule(x, w0, s0, dt)
     domega1 = 2.0 / dt * c + w0 * s + s0 * c
     half = 0.5 * x
-    sc, dsc = _sinc_and_derivative(half)
-    full, dfull = _sinc_and_derivative(x)
+    ch, sh = np.cos(half), np.sin(half)
+    sc, dsc = _sinc_of(half, sh, ch)
+    full, dfull = _sinc_of(x, s, c)
     a = 2.0 / dt + s0
     force = 2.0 * Jk / dt * (half * sc * sc * a - w0 * full)
     dforce = 2.0 * Jk / dt * ((0.5 * sc * sc + half * sc * dsc) * a - w0 * dfull)
-    return omega1, stretch1, domega1, force, dforce, sc, dsc
+    return omega1, stretch1, domega1, force, dforce, sc, dsc, c, s, ch, sh
 
 
 @numba.njit(cache=True)
@@ -174,8 +187,8 @@ def director_step(dtheta, omega0, stretch0, J, dt, omega1, stretch1, domega1, fo
     ``reference_director_rates`` and ``reference_rotary_inertia_force`` of
     :mod:`flexmb.elements.hermite_mass2d`)."""
     for k in range(dtheta.shape[0]):
-        omega1[k], stretch1[k], domega1[k], force[k], dforce[k], _, _ = director_node(dtheta[k], omega0[k],
-                                                                                     stretch0[k], J[k], dt)
+        omega1[k], stretch1[k], domega1[k], force[k], dforce[k] = director_node(dtheta[k], omega0[k], stretch0[k],
+                                                                               J[k], dt)[:5]
 
 
 @numba.njit(cache=True)

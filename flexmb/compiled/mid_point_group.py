@@ -13,10 +13,11 @@ equals the separate calls bit for bit (same kernels, same summation order per en
 
 A step's Newton iterations share its start: what the kernels take from u0, v0 and the stretch
 rates alone (the start chords, local rotations and section forces, the cubic mass's start
-director rates and angles: a third of their transcendental calls) is computed once per step
+director rates and the cosines and sines of its director angles) is computed once per step
 (:func:`beam2d_mid_point_start`) and read by every iteration (:func:`beam2d_mid_point_from_start`);
-the one-call residual also hands the director step's rates of each node to the inertia of its
-elements instead of computing them again. The values are the same bit for bit.
+the one-call residual also hands the director step's rates and the cosines and sines of each
+node's rotation increment to the inertia of its elements instead of computing them again. The
+values are those of the separate kernels bit for bit.
 
 :func:`director_motion` is the mid-point scheme's kinematics of a step without spatial rotations
 (:meth:`flexmb.integrators.schemes.MidPoint._motion`): the increment, the end velocity and the
@@ -30,7 +31,8 @@ import numpy as np
 
 from flexmb.compiled.beam2d import MID_POINT_START, mid_point_from_start, mid_point_start
 from flexmb.compiled.dense_lu import equilibrated_lu, scaled_solve
-from flexmb.compiled.hermite_mass2d import INERTIA_START, director_node, inertia_from_start, inertia_start, node_rates
+from flexmb.compiled.hermite_mass2d import (INERTIA_START, NODE_RATES, director_node, inertia_from_start, inertia_start,
+                                            node_rates)
 from flexmb.compiled.scatter import scatter_matrix, scatter_vector
 from flexmb.compiled.sparse_ops import csc_abs_product_norm, csr_matvec, residual_scale
 
@@ -77,7 +79,7 @@ def beam2d_mid_point_from_start(X, EA, EI, second_order, edofs, entry_map, start
                                 cubic, alpha0, l0, mass, dt, rates, inertia, inertia_data):
     """:func:`beam2d_mid_point` from the step's :func:`beam2d_mid_point_start` quantities, the
     element DOFs ue1 (n_el, 6) of u1 and, with ``cubic``, the director rule's rates of the
-    element nodes, rates (n_el, 2, 4) (:func:`flexmb.compiled.hermite_mass2d.node_rates`): the
+    element nodes, rates (n_el, 2, NODE_RATES) (:func:`flexmb.compiled.hermite_mass2d.node_rates`): the
     same values."""
     n_el = edofs.shape[0]
     ue0, beam, ve0, se0, inertia_0 = start
@@ -118,7 +120,7 @@ def beam2d_mid_point(X, EA, EI, second_order, edofs, entry_map, u0, u1, tangent,
     start = new_start(n_el, cubic)
     beam2d_mid_point_start(X, EA, EI, second_order, edofs, cubic, alpha0, l0, u0, v0, stretch0, start)
     ue1 = gather(u1, edofs, np.empty((n_el, 6)))
-    rates = np.empty((n_el if cubic else 0, 2, 4))
+    rates = np.empty((n_el if cubic else 0, 2, NODE_RATES))
     if cubic:
         node_rates(start[0], ue1, start[2], start[3], dt, rates)
     beam2d_mid_point_from_start(X, EA, EI, second_order, edofs, entry_map, start, ue1, tangent, force, data,
@@ -132,20 +134,23 @@ def director_motion(u0, u1, v0, stretch0, director_dofs, director_inertia, dt, d
     a_m = (v1 - v0) / dt; director (5, n_d) receives director_step's omega_{n+1}, s_{n+1},
     d omega_{n+1} / d dtheta, the rotary inertia force and its derivative."""
     _director_motion(u0, u1, v0, stretch0, director_dofs, director_inertia, dt, d, v1, a_m, director,
-                     np.empty((2, director_dofs.size)))
+                     np.empty((6, director_dofs.size)))
 
 
 @numba.njit(cache=True)
-def _director_motion(u0, u1, v0, stretch0, director_dofs, director_inertia, dt, d, v1, a_m, director, half):
-    """:func:`director_motion`, and sinc(dtheta/2) with its derivative into half (2, n_d)."""
+def _director_motion(u0, u1, v0, stretch0, director_dofs, director_inertia, dt, d, v1, a_m, director, node):
+    """:func:`director_motion`, and what the director rule gives the inertia of the node's
+    elements into node (6, n_d): sinc(dtheta/2) with its derivative, cos and sin of dtheta and of
+    dtheta/2 (:func:`flexmb.compiled.hermite_mass2d.director_node`)."""
     n = u0.size
     for k in range(n):
         d[k] = u1[k] - u0[k]
         v1[k] = 2.0 * d[k] / dt - v0[k]
     for k in range(director_dofs.size):
         dof = director_dofs[k]
-        (director[0, k], director[1, k], director[2, k], director[3, k], director[4, k], half[0, k],
-         half[1, k]) = director_node(d[dof], v0[dof], stretch0[dof], director_inertia[k], dt)
+        (director[0, k], director[1, k], director[2, k], director[3, k], director[4, k], node[0, k], node[1, k],
+         node[2, k], node[3, k], node[4, k], node[5, k]) = director_node(d[dof], v0[dof], stretch0[dof],
+                                                                         director_inertia[k], dt)
         v1[dof] = director[0, k]
     for k in range(n):
         a_m[k] = (v1[k] - v0[k]) / dt
@@ -175,14 +180,15 @@ def beam2d_mid_point_residual(X, EA, EI, second_order, edofs, entry_map, cubic, 
     if refresh:
         beam2d_mid_point_start(X, EA, EI, second_order, edofs, cubic, alpha0, l0, u0, v0, stretch0, start)
     n_d = director_dofs.size
-    half = np.empty((2, n_d))
-    _director_motion(u0, u1, v0, stretch0, director_dofs, director_inertia, dt, d, v1, a_m, director, half)
-    rates = np.empty((node_director.shape[0], 2, 4))        # the director step's, per element node
+    node = np.empty((6, n_d))
+    _director_motion(u0, u1, v0, stretch0, director_dofs, director_inertia, dt, d, v1, a_m, director, node)
+    rates = np.empty((node_director.shape[0], 2, NODE_RATES))   # the director step's, per element node
     for e in range(node_director.shape[0]):
         for i in range(2):
             k = node_director[e, i]
-            rates[e, i, 0], rates[e, i, 1], rates[e, i, 2], rates[e, i, 3] = \
-                director[0, k], director[1, k], half[0, k], half[1, k]
+            rates[e, i, 0], rates[e, i, 1] = director[0, k], director[1, k]
+            for j in range(6):
+                rates[e, i, 2 + j] = node[j, k]
     n = u0.size
     if tangent:
         for k in range(data.size):
