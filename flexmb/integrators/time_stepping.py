@@ -554,14 +554,13 @@ def _sub_step(stepper: Scheme, s: State, dt: float, settings: NewtonSettings, hi
         du = np.zeros(asm.n_dof)
         du[free] = dx[:nf]
         u1[free] = x[:nf]
-        if capped.size:
-            # a nearly free spin mode (a slender beam about its own axis) can ask for several
-            # radians from a small residual far from the solution, and a coarse planar beam
-            # spinning 0.5 rad per step 1.3 rad at its tip: cap rotation corrections
-            largest = np.abs(du[capped]).max()
-            if largest > MAX_ROTATION_CORRECTION:
-                du *= MAX_ROTATION_CORRECTION / largest
-                dx = dx * (MAX_ROTATION_CORRECTION / largest)
+        # a nearly free spin mode (a slender beam about its own axis) can ask for several
+        # radians from a small residual far from the solution, and a coarse planar beam
+        # spinning 0.5 rad per step 1.3 rad at its tip: cap rotation corrections
+        largest = np.abs(du[capped]).max()
+        if largest > MAX_ROTATION_CORRECTION:
+            du *= MAX_ROTATION_CORRECTION / largest
+            dx = dx * (MAX_ROTATION_CORRECTION / largest)
         return np.concatenate([stepper.update(s, u1, du)[free], x[nf:] + dx[nf:]])
 
     if cs is not None:
@@ -574,9 +573,23 @@ def _sub_step(stepper: Scheme, s: State, dt: float, settings: NewtonSettings, hi
     # same iterates); u1 then holds the solution and the residual terms at it come along
     modified = nf + lam0.size >= MODIFIED_NEWTON_MIN_SIZE
     check_singular = not stepper.regular_inertia
-    magnitudes = asm.round_off_lengths[free]
-    if cs is not None:                                             # the multipliers, scaled to about 1
-        magnitudes = np.concatenate([magnitudes, np.ones(lam0.size)])
+
+    def newton_update():
+        """newton_solve's update: :func:`update` with spatial rotations; without them, where every
+        scheme's update adds, the planar rotations' cap and the sum on Newton's unknowns (the same
+        values, without the scatter into all DOFs); None without rotations."""
+        if asm.rotation_dofs.size or not capped.size:
+            return update if capped.size else None
+        at = asm.dofs.free_position[capped]
+        at = at[at >= 0]                                           # Newton's unknowns among them
+
+        def add_capped(x: np.ndarray, dx: np.ndarray) -> np.ndarray:
+            largest = np.abs(dx[at]).max(initial=0.0)
+            if largest > MAX_ROTATION_CORRECTION:
+                dx = dx * (MAX_ROTATION_CORRECTION / largest)
+            return x + dx
+
+        return add_capped
 
     def solve() -> tuple[np.ndarray, NewtonLog]:
         """Newton from u1 (and lam0); u1 receives the solution."""
@@ -586,9 +599,12 @@ def _sub_step(stepper: Scheme, s: State, dt: float, settings: NewtonSettings, hi
         if solved is not None:
             log, last["res"] = solved
             return x0, log
-        x, log = newton_solve(residual, x0, length, settings, update if capped.size else None, modified=modified,
-                              magnitudes=magnitudes, check_singular=check_singular,
-                              kept=stepper.kept_factorization, kept_key=dt)
+        magnitudes = asm.round_off_lengths[free]
+        if cs is not None:                                         # the multipliers, scaled to about 1
+            magnitudes = np.concatenate([magnitudes, np.ones(lam0.size)])
+        x, log = newton_solve(residual, x0, length, settings, newton_update(), modified=modified,
+                              magnitudes=magnitudes, check_singular=check_singular, kept=stepper.kept_factorization,
+                              kept_key=dt)
         u1[free] = x[:nf]
         return x, log
 
