@@ -16,6 +16,7 @@ from flexmb.integrators import time_stepping
 from flexmb.integrators.dissipative import GeneralizedAlpha
 from flexmb.integrators.newton import MAX_ROTATION_CORRECTION, NewtonSettings
 from flexmb.validation.slider_crank import build as slider_crank
+from test_compiled_mid_point_group import models_outside_the_one_call_steps
 
 SCHEME = "generalized-alpha"
 
@@ -186,22 +187,12 @@ def test_compiled_newton_solve_equals_newton_solve_and_the_python_residual(case,
 
 def test_no_compiled_step_outside_its_models():
     """Two element groups, spatial rotations or damping take the Python residual and newton_solve."""
-    m = fm.Model(dim=2)
-    m.add_nodes([[0.0, 0.0], [1.0, 0.0], [2.0, 0.0]])
-    m.add_beam2d([[0, 1]], EA=1e6, EI=1e3, rho_A=1.0)
-    m.add_truss([[1, 2]], EA=1e6, rho_A=1.0)
-    m.fix(0)
-    two_groups = fm.Assembly(m)
-    m3 = fm.Model(dim=3)
-    m3.add_nodes([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0]])
-    m3.add_beam3d([[0, 1]], EA=1e6, GJ=1e3, EI_y=1e3, EI_z=1e3, rho_A=1.0)
-    m3.fix(0)
     md = fm.Model(dim=2)
     md.add_nodes([[0.0, 0.0], [1.0, 0.0]])
     md.add_beam2d([[0, 1]], EA=1e6, EI=1e3, rho_A=1.0, name="damped")
     md.fix(0)
     md.set_rayleigh_damping("damped", alpha=0.1)
-    for asm in (two_groups, fm.Assembly(m3), fm.Assembly(md)):
+    for asm in (*models_outside_the_one_call_steps(), fm.Assembly(md)):
         scheme = GeneralizedAlpha(asm)
         s = scheme.initial_state(0.0, np.zeros(asm.n_dof), np.zeros(asm.n_dof))
         assert scheme._compiled_plan() is None

@@ -222,19 +222,24 @@ def test_compiled_newton_solve_reports_a_singular_jacobian_as_newton_solve(monke
     assert type(raised[0]) is type(raised[1]) and str(raised[0]) == str(raised[1])
 
 
-def test_no_compiled_step_outside_its_models():
-    """Two element groups, joints or spatial rotations take newton_solve."""
+def models_outside_the_one_call_steps() -> list[fm.Assembly]:
+    """Two element groups (a beam and a bar) and a spatial beam: no one-call compiled step (the
+    generalized-alpha tests take them too)."""
     m = fm.Model(dim=2)
     m.add_nodes([[0.0, 0.0], [1.0, 0.0], [2.0, 0.0]])
     m.add_beam2d([[0, 1]], EA=1e6, EI=1e3, rho_A=1.0)
     m.add_truss([[1, 2]], EA=1e6, rho_A=1.0)
     m.fix(0)
-    two_groups = fm.Assembly(m)
     m3 = fm.Model(dim=3)
     m3.add_nodes([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0]])
     m3.add_beam3d([[0, 1]], EA=1e6, GJ=1e3, EI_y=1e3, EI_z=1e3, rho_A=1.0)
     m3.fix(0)
-    for asm in (two_groups, fm.Assembly(m3)):
+    return [fm.Assembly(m), fm.Assembly(m3)]
+
+
+def test_no_compiled_step_outside_its_models():
+    """Two element groups, joints or spatial rotations take newton_solve."""
+    for asm in models_outside_the_one_call_steps():
         scheme = MidPoint(asm)
         s = scheme.initial_state(0.0, np.zeros(asm.n_dof), np.zeros(asm.n_dof))
         assert scheme._compiled_plan() is None

@@ -11,7 +11,7 @@ damping, :func:`beam2d_alpha_residual` computes the residual with the existing k
 :mod:`flexmb.compiled.scatter`, :func:`flexmb.compiled.sparse_ops.residual_scale`) in the order of
 the Python residual, so the values are the same bit for bit, and :func:`beam2d_alpha_newton` runs
 the whole Newton solve around it as :func:`flexmb.compiled.mid_point_group.beam2d_mid_point_newton`
-does for the mid-point scheme (the same loop, tests and outcome codes). It adds no formula of its
+does for the mid-point scheme (the same loop: :mod:`flexmb.compiled.dense_newton`). It adds no formula of its
 own: the Python residual (``GeneralizedAlpha.residual`` without the plan) is its specification.
 """
 from __future__ import annotations
@@ -20,14 +20,11 @@ import numba
 import numpy as np
 
 from flexmb.compiled.beam2d import forces
-from flexmb.compiled.dense_lu import equilibrated_lu, scaled_solve
+from flexmb.compiled.dense_newton import CONTINUE, new_counters, new_work, newton_iteration, solve_result
 from flexmb.compiled.hermite_mass2d import end_point_inertia
-from flexmb.compiled.mid_point_group import (ABSURD_CORRECTION, CONVERGED_INCREMENT, CONVERGED_RESIDUAL,
-                                             CONVERGED_ROUND_OFF, CONVERGED_STAGNATION, EXACTLY_SINGULAR,
-                                             NO_CONVERGENCE, NOT_FINITE_CORRECTION, NOT_FINITE_RESIDUAL,
-                                             SINGULAR_PIVOT, gather)
+from flexmb.compiled.mid_point_group import gather
 from flexmb.compiled.scatter import scatter_matrix, scatter_vector
-from flexmb.compiled.sparse_ops import csc_abs_product_norm, csr_matvec, residual_scale
+from flexmb.compiled.sparse_ops import csr_matvec, residual_scale
 
 
 @numba.njit(cache=True)
@@ -127,11 +124,10 @@ def beam2d_alpha_newton(X, EA, EI, second_order, edofs, entry_map, cubic, alpha0
                         pivot_tol, absurd_correction, capped, max_rotation_correction, u1, g, data, v1, a1,
                         residual_norms, force_scales, increment_norms, smallest_pivots, correction):
     """A whole Newton solve of a generalized-alpha step of the models :func:`beam2d_alpha_residual`
-    takes, with the dense LU: the loop of :func:`flexmb.compiled.mid_point_group.beam2d_mid_point_newton`
-    (that of :func:`flexmb.integrators.newton.newton_solve`: full Newton, additive corrections
-    with the planar rotations' cap, its convergence tests in the same order and with the same
-    norms) around this scheme's residual, the same iterates and log. What the residual takes from
-    the step's start alone is computed first, once: the balance at t_n
+    takes, with the dense LU: the loop of :func:`flexmb.integrators.newton.newton_solve`
+    (:func:`flexmb.compiled.dense_newton.newton_iteration`, as
+    :func:`flexmb.compiled.mid_point_group.beam2d_mid_point_newton` runs it) around this scheme's
+    residual, the same iterates and log. What the residual takes from the step's start alone is computed first, once: the balance at t_n
     (:func:`beam2d_alpha_start` of u0, v0, a0, f0, reaction0, constraint_force0 with start_factor
     = alpha_f / (1 - alpha_f)) and the kinematics' terms of ``GeneralizedAlpha._step_kinematics``
     (dt v0, dt^2 (1/2 - beta) a0, (1 - gamma) a0 and shift a0, shift = (alpha_m - alpha_f) /
@@ -139,7 +135,7 @@ def beam2d_alpha_newton(X, EA, EI, second_order, edofs, entry_map, cubic, alpha0
     weight, f1, momentum_norm0 and dt as :func:`beam2d_alpha_residual`'s, the rest as
     beam2d_mid_point_newton's; u1 (n_dof,) holds the start value and receives the last iterate,
     g, data, v1, a1 the residual terms there. Returns the outcome
-    (:mod:`flexmb.compiled.mid_point_group`'s codes), the iteration it was met at, the last force
+    (:mod:`flexmb.compiled.dense_newton`'s codes), the iteration it was met at, the last force
     scale and the numbers of residual norms, increments and factorisations logged.
     """
     n = u0.size
@@ -153,89 +149,16 @@ def beam2d_alpha_newton(X, EA, EI, second_order, edofs, entry_map, cubic, alpha0
         da[k] = c_da * a0[k]
         kept[k] = c_kept * a0[k]
         shifted[k] = shift * a0[k]
-    n_free = free.size
-    x = np.empty(n_free)
-    for i in range(n_free):
-        x[i] = u1[free[i]]
-    r = np.empty(n_free)
-    lu = np.empty((n_free, n_free))
-    row_pivots = np.empty(n_free, dtype=np.int64)
-    row_scale, col_scale = np.empty(n_free), np.empty(n_free)
-    tiny, eps = np.finfo(np.float64).tiny, np.finfo(np.float64).eps
-    spacing = np.empty(n_free)
-    n_norms = n_increments = n_factorizations = 0
-    k, rn, size, corrected = 0, 0.0, 0.0, False
+    work, counts = new_work(free, u1), new_counters()
     while True:
         evaluated = beam2d_alpha_residual(X, EA, EI, second_order, edofs, entry_map, cubic, alpha0, l0, mass,
                                           mass_indptr, mass_indices, mass_values, mass_data, free,
                                           u0, v0, dv, da, kept, shifted, beta, gamma, weight, start_terms, f1,
                                           momentum_norm0, dt, u1, True, g, data, v1, a1)
-        scale = evaluated
-        if corrected:
-            increment_norms[n_increments] = size
-            n_increments += 1
-            if size <= increment_tol * length_scale and rn <= increment_gate * scale:
-                return CONVERGED_INCREMENT, k, evaluated, n_norms, n_increments, n_factorizations
-            for i in range(n_free):
-                spacing[i] = magnitudes[i] + abs(x[i])
-            if size <= round_off_factor * eps * np.sqrt(np.dot(spacing, spacing)):
-                return CONVERGED_ROUND_OFF, k, evaluated, n_norms, n_increments, n_factorizations
-            if n_norms >= 3 and n_increments >= 2:
-                small = (increment_norms[n_increments - 1] <= stagnation_tol * length_scale
-                         and increment_norms[n_increments - 2] <= stagnation_tol * length_scale)
-                stalled = min(residual_norms[n_norms - 2], residual_norms[n_norms - 1]) \
-                    > 0.5 * residual_norms[n_norms - 3]
-                if small and stalled:
-                    low = True
-                    for j in range(n_norms - 3, n_norms):
-                        if not residual_norms[j] <= increment_gate * force_scales[j]:
-                            low = False
-                    if not low:
-                        level = eps * csc_abs_product_norm(jacobian_indptr, jacobian_indices, data, spacing)
-                        low = True
-                        for j in range(n_norms - 3, n_norms):
-                            if not residual_norms[j] <= level:
-                                low = False
-                    if low:
-                        return CONVERGED_STAGNATION, k, evaluated, n_norms, n_increments, n_factorizations
-            k += 1
-        if tiny > scale:
-            scale = tiny
-        for i in range(n_free):
-            r[i] = g[free[i]]
-        rn = np.sqrt(np.dot(r, r))
-        residual_norms[n_norms] = rn
-        force_scales[n_norms] = scale
-        n_norms += 1
-        if not rn < np.inf:
-            return NOT_FINITE_RESIDUAL, k, evaluated, n_norms, n_increments, n_factorizations
-        if rn <= residual_tol * scale or rn <= force_tol:
-            return CONVERGED_RESIDUAL, k, evaluated, n_norms, n_increments, n_factorizations
-        if k == max_iterations:
-            break
-        smallest = equilibrated_lu(jacobian_indptr, jacobian_indices, data, lu, row_pivots, row_scale, col_scale)
-        if smallest == 0.0:
-            return EXACTLY_SINGULAR, k, evaluated, n_norms, n_increments, n_factorizations
-        n_factorizations += 1
-        smallest_pivots[n_factorizations - 1] = smallest if k == 0 else np.nan
-        if k == 0 and smallest <= pivot_tol:
-            return SINGULAR_PIVOT, k, evaluated, n_norms, n_increments, n_factorizations
-        for i in range(n_free):
-            correction[i] = -r[i]
-        dx = scaled_solve(lu, row_pivots, row_scale, col_scale, correction)
-        correction[:] = dx
-        size = np.sqrt(np.dot(dx, dx))
-        if not size < np.inf:
-            return NOT_FINITE_CORRECTION, k, evaluated, n_norms, n_increments, n_factorizations
-        if size > absurd_correction * length_scale:
-            return ABSURD_CORRECTION, k, evaluated, n_norms, n_increments, n_factorizations
-        largest = 0.0
-        for i in capped:
-            largest = max(largest, abs(dx[i]))
-        if largest > max_rotation_correction:
-            dx *= max_rotation_correction / largest
-        for i in range(n_free):
-            x[i] = x[i] + dx[i]
-            u1[free[i]] = x[i]
-        corrected = True
-    return NO_CONVERGENCE, max_iterations, evaluated, n_norms, n_increments, n_factorizations
+        outcome = newton_iteration(evaluated, free, g, data, jacobian_indptr, jacobian_indices, length_scale,
+                                   residual_tol, force_tol, increment_tol, max_iterations, increment_gate,
+                                   stagnation_tol, round_off_factor, magnitudes, pivot_tol, absurd_correction, capped,
+                                   max_rotation_correction, u1, residual_norms, force_scales, increment_norms,
+                                   smallest_pivots, correction, work, counts)
+        if outcome != CONTINUE:
+            return solve_result(outcome, evaluated, counts)

@@ -30,11 +30,11 @@ import numba
 import numpy as np
 
 from flexmb.compiled.beam2d import MID_POINT_START, mid_point_from_start, mid_point_start
-from flexmb.compiled.dense_lu import equilibrated_lu, scaled_solve
+from flexmb.compiled.dense_newton import CONTINUE, new_counters, new_work, newton_iteration, solve_result
 from flexmb.compiled.hermite_mass2d import (INERTIA_START, NODE_RATES, director_node, inertia_from_start, inertia_start,
                                             node_rates)
 from flexmb.compiled.scatter import scatter_matrix, scatter_vector
-from flexmb.compiled.sparse_ops import csc_abs_product_norm, csr_matvec, residual_scale
+from flexmb.compiled.sparse_ops import csr_matvec, residual_scale
 
 
 @numba.njit(cache=True)
@@ -217,12 +217,6 @@ def beam2d_mid_point_residual(X, EA, EI, second_order, edofs, entry_map, cubic, 
     return residual_scale(mass_indptr, mass_indices, mass_values, v1, free, momentum_norm0, dt, q_m, f_m, inertia)
 
 
-#: outcomes of :func:`beam2d_mid_point_newton` (see :func:`flexmb.integrators.newton.newton_solve`)
-CONVERGED_RESIDUAL, CONVERGED_INCREMENT, CONVERGED_STAGNATION, CONVERGED_ROUND_OFF = 0, 1, 2, 3
-NOT_FINITE_RESIDUAL, EXACTLY_SINGULAR, SINGULAR_PIVOT, NOT_FINITE_CORRECTION, ABSURD_CORRECTION, NO_CONVERGENCE = \
-    -1, -2, -3, -4, -5, -6
-
-
 @numba.njit(cache=True)
 def beam2d_mid_point_newton(X, EA, EI, second_order, edofs, entry_map, cubic, alpha0, l0, mass,
                             mass_indptr, mass_indices, mass_values, mass_data, free, director_dofs,
@@ -233,118 +227,34 @@ def beam2d_mid_point_newton(X, EA, EI, second_order, edofs, entry_map, cubic, al
                             pivot_tol, absurd_correction, capped, max_rotation_correction, u1, g, data, d, v1, a_m,
                             director, residual_norms, force_scales, increment_norms, smallest_pivots, correction):
     """A whole Newton solve of a mid-point step of the models :func:`beam2d_mid_point_residual`
-    takes, with the dense LU (:mod:`flexmb.compiled.dense_lu`): the loop of
-    :func:`flexmb.integrators.newton.newton_solve` (full Newton, additive corrections, its
-    convergence tests in the same order and with the same norms, ``np.dot`` as numpy's) around
-    the one-call residual, so a small model's step makes one compiled call instead of a few
-    dozen Python calls per iteration. newton_solve is its specification; the test checks that
-    both give the same iterates and logs. The step's start quantities
-    (:func:`beam2d_mid_point_start`) are computed once, before the first iteration.
+    takes, with the dense LU: the loop of :func:`flexmb.integrators.newton.newton_solve`
+    (:func:`flexmb.compiled.dense_newton.newton_iteration`) around the one-call residual, so a
+    small model's step makes one compiled call instead of a few dozen Python calls per iteration.
+    newton_solve is its specification; the test checks that both give the same iterates and
+    logs. The step's start quantities (:func:`beam2d_mid_point_start`) are computed once, before
+    the first iteration.
 
-    magnitudes (n_free,) are the sizes of the unknowns beyond their values for the round-off test
-    (``newton_solve``'s argument); corrections whose largest component at the free positions
-    ``capped`` (the planar rotations) exceeds ``max_rotation_correction`` (rad) are scaled down to
-    it, as the time step's ``update`` does. u1 (n_dof,) holds the start value (the predictor with the
-    prescribed values) and receives the last iterate; g, data, d, v1, a_m, director receive the
-    residual terms of the last evaluation (:func:`beam2d_mid_point_residual`); residual_norms,
-    force_scales (max_iterations + 1,), increment_norms and smallest_pivots (max_iterations,) the
-    log (nan for the pivots of the LU without the pivot test), correction (n_free,) the last
-    correction. Returns the
-    outcome (the constants above), the iteration it was met at, the force scale the last
-    residual evaluation returned and the numbers of residual norms, increments and
-    factorisations logged.
+    u1 (n_dof,) holds the start value (the predictor with the prescribed values) and receives the
+    last iterate; g, data, d, v1, a_m, director receive the residual terms of the last evaluation
+    (:func:`beam2d_mid_point_residual`); the tolerances, magnitudes, pivot_tol, capped, the log
+    arrays and correction as newton_iteration takes them. Returns the outcome
+    (:mod:`flexmb.compiled.dense_newton`'s codes), the iteration it was met at, the force scale
+    the last residual evaluation returned and the numbers of residual norms, increments and
+    factorisations logged (:func:`flexmb.compiled.dense_newton.solve_result`).
     """
-    n_free = free.size
     start = new_start(edofs.shape[0], cubic)                 # the step's start: once for all iterations
     beam2d_mid_point_start(X, EA, EI, second_order, edofs, cubic, alpha0, l0, u0, v0, stretch0, start)
-    x = np.empty(n_free)
-    for i in range(n_free):
-        x[i] = u1[free[i]]
-    r = np.empty(n_free)
-    lu = np.empty((n_free, n_free))
-    row_pivots = np.empty(n_free, dtype=np.int64)
-    row_scale, col_scale = np.empty(n_free), np.empty(n_free)
-    tiny, eps = np.finfo(np.float64).tiny, np.finfo(np.float64).eps
-    spacing = np.empty(n_free)
-    n_norms = n_increments = n_factorizations = 0
-    k, rn, size, corrected = 0, 0.0, 0.0, False
+    work, counts = new_work(free, u1), new_counters()
     while True:
-        # one call site of the residual (a second one doubles the compiled code): the start
-        # value's, then after each correction, whose tests come first
         evaluated = beam2d_mid_point_residual(X, EA, EI, second_order, edofs, entry_map, cubic, alpha0, l0, mass,
                                               mass_indptr, mass_indices, mass_values, mass_data, free, director_dofs,
                                               director_inertia, director_diagonal, director_free, node_director,
                                               u0, v0, stretch0, start, False, momentum_norm0, dt, mass_factor, f_m,
                                               u1, True, g, data, d, v1, a_m, director)
-        scale = evaluated
-        if corrected:
-            increment_norms[n_increments] = size
-            n_increments += 1
-            if size <= increment_tol * length_scale and rn <= increment_gate * scale:
-                return CONVERGED_INCREMENT, k, evaluated, n_norms, n_increments, n_factorizations
-            # newton.at_round_off: the correction below the round-off of the unknowns
-            for i in range(n_free):
-                spacing[i] = magnitudes[i] + abs(x[i])
-            if size <= round_off_factor * eps * np.sqrt(np.dot(spacing, spacing)):
-                return CONVERGED_ROUND_OFF, k, evaluated, n_norms, n_increments, n_factorizations
-            # newton._stagnated on the log as it stands (the new residual is not in it yet)
-            if n_norms >= 3 and n_increments >= 2:
-                small = (increment_norms[n_increments - 1] <= stagnation_tol * length_scale
-                         and increment_norms[n_increments - 2] <= stagnation_tol * length_scale)
-                stalled = min(residual_norms[n_norms - 2], residual_norms[n_norms - 1]) \
-                    > 0.5 * residual_norms[n_norms - 3]
-                if small and stalled:
-                    low = True
-                    for j in range(n_norms - 3, n_norms):
-                        if not residual_norms[j] <= increment_gate * force_scales[j]:
-                            low = False
-                    if not low:                        # newton.residual_floor at the new iterate
-                        level = eps * csc_abs_product_norm(jacobian_indptr, jacobian_indices, data, spacing)
-                        low = True
-                        for j in range(n_norms - 3, n_norms):
-                            if not residual_norms[j] <= level:
-                                low = False
-                    if low:
-                        return CONVERGED_STAGNATION, k, evaluated, n_norms, n_increments, n_factorizations
-            k += 1
-        if tiny > scale:                                   # Python's max(scale, tiny)
-            scale = tiny
-        for i in range(n_free):
-            r[i] = g[free[i]]
-        rn = np.sqrt(np.dot(r, r))
-        residual_norms[n_norms] = rn
-        force_scales[n_norms] = scale
-        n_norms += 1
-        if not rn < np.inf:
-            return NOT_FINITE_RESIDUAL, k, evaluated, n_norms, n_increments, n_factorizations
-        if rn <= residual_tol * scale or rn <= force_tol:
-            return CONVERGED_RESIDUAL, k, evaluated, n_norms, n_increments, n_factorizations
-        if k == max_iterations:
-            break
-        smallest = equilibrated_lu(jacobian_indptr, jacobian_indices, data, lu, row_pivots, row_scale, col_scale)
-        if smallest == 0.0:
-            return EXACTLY_SINGULAR, k, evaluated, n_norms, n_increments, n_factorizations
-        n_factorizations += 1
-        smallest_pivots[n_factorizations - 1] = smallest if k == 0 else np.nan
-        if k == 0 and smallest <= pivot_tol:
-            return SINGULAR_PIVOT, k, evaluated, n_norms, n_increments, n_factorizations
-        for i in range(n_free):
-            correction[i] = -r[i]
-        dx = scaled_solve(lu, row_pivots, row_scale, col_scale, correction)
-        correction[:] = dx
-        size = np.sqrt(np.dot(dx, dx))
-        if not size < np.inf:
-            return NOT_FINITE_CORRECTION, k, evaluated, n_norms, n_increments, n_factorizations
-        if size > absurd_correction * length_scale:
-            return ABSURD_CORRECTION, k, evaluated, n_norms, n_increments, n_factorizations
-        # the step's cap of rotation corrections (time_stepping's update); the norm stays unscaled
-        largest = 0.0
-        for i in capped:
-            largest = max(largest, abs(dx[i]))
-        if largest > max_rotation_correction:
-            dx *= max_rotation_correction / largest
-        for i in range(n_free):
-            x[i] = x[i] + dx[i]
-            u1[free[i]] = x[i]
-        corrected = True
-    return NO_CONVERGENCE, max_iterations, evaluated, n_norms, n_increments, n_factorizations
+        outcome = newton_iteration(evaluated, free, g, data, jacobian_indptr, jacobian_indices, length_scale,
+                                   residual_tol, force_tol, increment_tol, max_iterations, increment_gate,
+                                   stagnation_tol, round_off_factor, magnitudes, pivot_tol, absurd_correction, capped,
+                                   max_rotation_correction, u1, residual_norms, force_scales, increment_norms,
+                                   smallest_pivots, correction, work, counts)
+        if outcome != CONTINUE:
+            return solve_result(outcome, evaluated, counts)

@@ -293,7 +293,7 @@ class GeneralizedAlpha(Newmark):
         if plan is None or asm.n_free > newton.DENSE_LIMIT:
             return None
         from flexmb.compiled.alpha_group import beam2d_alpha_newton
-        from flexmb.compiled.mid_point_group import SINGULAR_PIVOT
+        from flexmb.compiled.dense_newton import SINGULAR_PIVOT
 
         if not hasattr(self, "_capped"):
             at = asm.dofs.free_position[asm.planar_rotations]

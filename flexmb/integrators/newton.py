@@ -712,11 +712,11 @@ _OUTCOMES = None
 
 
 def _outcomes():
-    """flexmb.compiled.mid_point_group (its outcome constants), imported on first use and kept."""
+    """flexmb.compiled.dense_newton (its outcome constants), imported on first use and kept."""
     global _OUTCOMES
-    from flexmb.compiled import mid_point_group
+    from flexmb.compiled import dense_newton
 
-    _OUTCOMES = mid_point_group
+    _OUTCOMES = dense_newton
     return _OUTCOMES
 
 

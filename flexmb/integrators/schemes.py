@@ -438,7 +438,8 @@ class MidPoint(Scheme):
         if plan is None or asm.n_free > newton.DENSE_LIMIT:
             return None
         if not hasattr(self, "_newton_kernel"):
-            from flexmb.compiled.mid_point_group import SINGULAR_PIVOT, beam2d_mid_point_newton
+            from flexmb.compiled.dense_newton import SINGULAR_PIVOT
+            from flexmb.compiled.mid_point_group import beam2d_mid_point_newton
 
             self._newton_kernel, self._singular_pivot = beam2d_mid_point_newton, SINGULAR_PIVOT
             at = asm.dofs.free_position[asm.planar_rotations]
