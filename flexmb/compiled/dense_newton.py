@@ -3,10 +3,10 @@ steps (:mod:`flexmb.compiled.mid_point_group`, :mod:`flexmb.compiled.alpha_group
 
 Each scheme's solve evaluates its own residual and hands it to :func:`newton_iteration`, which does
 the rest of one pass of :func:`flexmb.integrators.newton.newton_solve` (full Newton, additive
-corrections, its convergence tests in the same order and with the same norms, ``np.dot`` as
-numpy's): the tests of the last correction, the residual norm, the LU of the Jacobian, the
+corrections, its convergence tests in the same order and with the same norms): the tests of the last correction, the residual norm, the LU of the Jacobian, the
 correction with the cap of the planar rotations and the update of u1. newton_solve is the
-specification; the schemes' tests check that both give the same iterates and logs.
+specification; the schemes' tests check that both give the same iterates and logs (both take
+their norms from :func:`flexmb.compiled.sparse_ops.norm`).
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import numba
 import numpy as np
 
 from flexmb.compiled.dense_lu import equilibrated_lu, scaled_solve
-from flexmb.compiled.sparse_ops import csc_abs_product_norm
+from flexmb.compiled.sparse_ops import csc_abs_product_norm, norm
 
 #: outcomes of a compiled solve (see :func:`flexmb.integrators.newton.newton_solve`); CONTINUE: go on
 CONVERGED_RESIDUAL, CONVERGED_INCREMENT, CONVERGED_STAGNATION, CONVERGED_ROUND_OFF = 0, 1, 2, 3
@@ -76,7 +76,7 @@ def newton_iteration(evaluated, free, g, data, jacobian_indptr, jacobian_indices
         # newton.at_round_off: the correction below the round-off of the unknowns
         for i in range(n_free):
             spacing[i] = magnitudes[i] + abs(x[i])
-        if size <= round_off_factor * eps * np.sqrt(np.dot(spacing, spacing)):
+        if size <= round_off_factor * eps * norm(spacing):
             return CONVERGED_ROUND_OFF
         # newton._stagnated on the log as it stands (the new residual is not in it yet)
         if n_norms >= 3 and n_increments >= 2:
@@ -102,7 +102,7 @@ def newton_iteration(evaluated, free, g, data, jacobian_indptr, jacobian_indices
         scale = tiny
     for i in range(n_free):
         r[i] = g[free[i]]
-    rn = np.sqrt(np.dot(r, r))
+    rn = norm(r)
     norms[0] = rn
     residual_norms[n_norms] = rn
     force_scales[n_norms] = scale
@@ -125,7 +125,7 @@ def newton_iteration(evaluated, free, g, data, jacobian_indptr, jacobian_indices
         correction[i] = -r[i]
     dx = scaled_solve(lu, row_pivots, row_scale, col_scale, correction)
     correction[:] = dx
-    size = np.sqrt(np.dot(dx, dx))
+    size = norm(dx)
     norms[1] = size
     if not size < np.inf:
         return NOT_FINITE_CORRECTION

@@ -208,9 +208,29 @@ ABSURD_CORRECTION = 1e8
 _EPS, _TINY = float(np.finfo(float).eps), float(np.finfo(float).tiny)
 
 
+_VECTOR_KERNELS: tuple | None = None
+
+
+def _vector_kernels() -> tuple:
+    """(norm, dot) of :mod:`flexmb.compiled.sparse_ops`, imported on first use (numba is not
+    imported with flexmb) and kept."""
+    global _VECTOR_KERNELS
+    from flexmb.compiled.sparse_ops import dot, norm
+
+    _VECTOR_KERNELS = (norm, dot)
+    return _VECTOR_KERNELS
+
+
 def _norm(x: np.ndarray) -> float:
-    """Euclidean norm of a vector (n,), as np.linalg.norm computes it, without its checks."""
-    return math.sqrt(x.dot(x))
+    """Euclidean norm of a vector (n,) without BLAS (:func:`flexmb.compiled.sparse_ops.norm`: its
+    threads stall on busy cores), the norm the compiled Newton loops take too."""
+    return float((_VECTOR_KERNELS or _vector_kernels())[0](x))
+
+
+def dot_product(x: np.ndarray, y: np.ndarray) -> float:
+    """x . y of two vectors (n,) without BLAS (:func:`flexmb.compiled.sparse_ops.dot`), for the
+    work sums of a time step (a BLAS dot of a large model's vectors stalls on busy cores)."""
+    return float((_VECTOR_KERNELS or _vector_kernels())[1](x, y))
 
 
 def at_round_off(correction_norm: float, x: np.ndarray, magnitudes: np.ndarray | None, factor: float) -> bool:

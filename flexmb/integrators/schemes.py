@@ -214,7 +214,7 @@ class Scheme(ABC):
                                  "damping) yet; use the mid-point or Newmark scheme")
             return 0.0
         d = res.increment if res.increment is not None else self.increment(s, u1)
-        return float(res.damping.dot(d))
+        return newton.dot_product(res.damping, d)
 
     def _scale(self, s: State, dt: float, u1: np.ndarray, v1: np.ndarray, *terms: np.ndarray) -> float:
         """Force scale of the residual (N): the largest of its terms and of the momenta / dt.
@@ -470,8 +470,7 @@ class MidPoint(Scheme):
 
     def work_increment(self, s: State, res: StepResidual, u1: np.ndarray, reaction: np.ndarray | None = None) -> float:
         d = res.increment if res.increment is not None else self.increment(s, u1)    # res is at u1
-        # ndarray.dot: the same product as ``@`` of 1-D arrays, without the generalized ufunc's set-up
-        return float((res.f_ext + (self.reaction(res) if reaction is None else reaction)).dot(d))
+        return newton.dot_product(res.f_ext + (self.reaction(res) if reaction is None else reaction), d)
 
     def constraint_terms(self, s: State, dt: float, u1: np.ndarray, lam: np.ndarray,
                          res: StepResidual | None = None) -> ConstraintTerms:
@@ -480,7 +479,7 @@ class MidPoint(Scheme):
         return self.asm.constraints.evaluate(u1, s.t + dt, lam, u0=s.u, d=d, t0=s.t)
 
     def constraint_work(self, s: State, force1: np.ndarray, u1: np.ndarray) -> float:
-        return -float(force1 @ self.increment(s, u1))
+        return -newton.dot_product(force1, self.increment(s, u1))
 
 
 class Newmark(Scheme):
@@ -640,11 +639,11 @@ class Newmark(Scheme):
         if res.damping is None:
             return super().dissipation_increment(s, res, u1)
         self.asm.set_time(s.t)
-        return float((0.5 * (self.asm.damping_force(s.u, s.v) + res.damping)) @ self.increment(s, u1))
+        return newton.dot_product(0.5 * (self.asm.damping_force(s.u, s.v) + res.damping), self.increment(s, u1))
 
     def work_increment(self, s: State, res: StepResidual, u1: np.ndarray, reaction: np.ndarray | None = None) -> float:
         reaction = self.reaction(res) if reaction is None else reaction
-        return float((res.f_ext + 0.5 * (s.reaction + reaction)) @ self.increment(s, u1))
+        return newton.dot_product(res.f_ext + 0.5 * (s.reaction + reaction), self.increment(s, u1))
 
     def constraint_terms(self, s: State, dt: float, u1: np.ndarray, lam: np.ndarray,
                          res: StepResidual | None = None) -> ConstraintTerms:
@@ -652,7 +651,7 @@ class Newmark(Scheme):
         return self.asm.constraints.evaluate(u1, s.t + dt, lam)
 
     def constraint_work(self, s: State, force1: np.ndarray, u1: np.ndarray) -> float:
-        return -float(0.5 * (s.constraint_force + force1) @ self.increment(s, u1))
+        return -newton.dot_product(0.5 * (s.constraint_force + force1), self.increment(s, u1))
 
 
 def _suzuki_fractions() -> tuple[float, ...]:
