@@ -79,3 +79,30 @@ def test_first_run_notice_once_when_compiling_none_when_cached(filled_cache, tmp
     cached = _run(["-c", TRUSS_RUN], cache)
     assert cached.returncode == 0 and cached.stdout.strip() == "ran", cached.stderr
     assert FIRST_RUN_MESSAGE not in cached.stderr, cached.stderr
+
+
+def test_a_changed_source_drops_the_kernel_cache(tmp_path):
+    """numba keys a cached kernel on its own file: a kernel calling a function of another module
+    kept that function's old machine code when only the other module changed (a development
+    tree, an editable install after ``git pull``). The package's fingerprint of all its sources
+    drops the cache then, and only then."""
+    from flexmb.compiled import FINGERPRINT_FILE, drop_stale_cache
+
+    sources, cache = tmp_path / "sources", tmp_path / "cache"
+    sources.mkdir()
+    cache.mkdir()
+    (sources / "caller.py").write_text("def f(): return g()\n")
+    (sources / "callee.py").write_text("def g(): return 1\n")
+
+    def cached_kernels() -> set[str]:
+        for name in ("caller.f-1.py311.nbi", "caller.f-1.py311.1.nbc"):
+            (cache / name).touch()
+        return {p.name for p in cache.iterdir()}
+
+    assert drop_stale_cache(sources, cache), "a cache without a fingerprint was kept"
+    before = cached_kernels()
+    assert not drop_stale_cache(sources, cache) and {p.name for p in cache.iterdir()} == before
+    (sources / "callee.py").write_text("def g(): return 2\n")            # only the other module
+    assert drop_stale_cache(sources, cache)
+    assert {p.name for p in cache.iterdir()} == {FINGERPRINT_FILE}
+    assert not drop_stale_cache(sources, cache)

@@ -18,10 +18,19 @@ The first time a process is about to compile one of these kernels (it is not in 
 line on the ``flexmb.compiled`` logger (level WARNING, so Python shows it on stderr by default)
 says so and how long it takes; a process that finds every kernel it calls in the cache prints
 nothing and pays nothing for the check (numba signals only a compilation, not a cache load).
+
+numba keys a kernel's cached machine code on its own source file only. A kernel that calls a
+function of another module keeps the old code of that function when only the other file changed
+(an editable install after ``git pull``, a development tree): a silently stale result. So the
+package keeps a fingerprint of all its modules' sources next to the cache
+(:func:`drop_stale_cache`, at its import: about 1 ms); when the sources differ from those the cache
+was made with, the cached kernels are removed and compile again.
 """
 from __future__ import annotations
 
+import hashlib
 import logging
+from pathlib import Path
 
 from numba.core import event
 
@@ -55,3 +64,57 @@ class _FirstCompileNotice(event.Listener):
 #: reports the compilation itself)
 first_compile_notice = _FirstCompileNotice()
 event.register("numba:compile", first_compile_notice)
+
+
+#: the file next to the cached kernels holding the fingerprint of the sources they were made from
+FINGERPRINT_FILE = "flexmb-compiled-sources.sha256"
+
+
+def sources_fingerprint(folder: Path) -> str:
+    """SHA-256 of the Python sources of the package folder (names and contents, in name order)."""
+    digest = hashlib.sha256()
+    for path in sorted(folder.glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def drop_stale_cache(folder: Path, cache: Path) -> bool:
+    """Remove the cached kernels (``*.nbi``, ``*.nbc``) in ``cache`` when the sources of ``folder``
+    differ from the fingerprint stored there (:data:`FINGERPRINT_FILE`), and store the new one;
+    returns whether the cache was dropped. Folders that cannot be written are left alone."""
+    fingerprint = sources_fingerprint(folder)
+    marker = cache / FINGERPRINT_FILE
+    try:
+        if marker.read_text() == fingerprint:
+            return False
+    except OSError:
+        pass
+    try:
+        for path in [*cache.glob("*.nbi"), *cache.glob("*.nbc")]:
+            path.unlink(missing_ok=True)
+        marker.write_text(fingerprint)
+    except OSError:
+        logger.debug("flexmb.compiled: could not renew the kernel cache in %s", cache)
+        return False
+    return True
+
+
+def _cache_folder() -> Path | None:
+    """Where numba caches this package's kernels: the cache folder numba chooses for a function
+    of this module (the same for every module of the package, see the module docstring; made on
+    decoration, nothing is compiled), or None if it has none or its internals changed."""
+    import numba
+
+    def probe() -> None:
+        """Never called: numba's cache object for a function of this folder."""
+
+    try:
+        return Path(numba.njit(cache=True)(probe)._cache._cache_path)
+    except Exception as exc:          # a numba version without these internals: no guard, say why
+        logger.debug("flexmb.compiled: no kernel cache folder found (%s)", exc)
+    return None
+
+
+_CACHE = _cache_folder()
+if _CACHE is not None:
+    drop_stale_cache(Path(__file__).parent, _CACHE)
