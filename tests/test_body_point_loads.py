@@ -158,3 +158,19 @@ def test_newmark_converges_to_the_mid_point_motion_with_a_body_load():
     newmark = fm.integrate(pushed_pendulum(), 0.002, 0.5, scheme="newmark")
     diff = np.abs(np.array(fine.u) - np.array(newmark.u)).max()
     assert 0 < diff < 1e-6, f"Newmark and mid-point differ by {diff:.2e} at dt = 2 ms"
+
+
+def test_a_second_run_records_the_time_function_load_at_its_own_start():
+    """The recorded force of a time-function body load at a run's first output is f(t0) of that
+    run, also when the assembly ran before (the group kept the last run's time)."""
+    m = fm.Model(dim=2)
+    body = m.add_rigid_body([0.0, -L / 2], MASS, MASS * L**2 / 12)
+    m.add_joint("revolute", None, body, at=[0.0, 0.0])
+    m.add_body_load(body, force=lambda t: [PUSH * (1.0 + t), 0.0], at=[0.0, -ARM])
+    asm = fm.Assembly(m)
+    group = next(i for i, g in enumerate(asm.groups) if isinstance(g, BodyPointLoad))
+    for run in range(2):
+        h = fm.integrate(asm, 0.01, 0.5, progress=False)
+        force = h.element(group, "force")
+        assert force[0, 0] == pytest.approx(PUSH, rel=1e-14), f"run {run}: {force[0, 0]} N at t = 0"
+        assert force[-1, 0] == pytest.approx(1.5 * PUSH, rel=1e-14)

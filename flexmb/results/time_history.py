@@ -118,6 +118,9 @@ class TimeHistory(Result):
         outputs depend on u alone are computed from the stored state when first read (one pass
         over the steps recorded so far, ``flexmb.results.time_history.Deferred``), with the same values.
         """
+        # time-dependent groups (loads that are functions of time) at the state's time: a step's
+        # last residual left them at its mid-point, an earlier run at its end
+        asm.set_time(s.t)
         cs = asm.constraints
         residual, forces, moments, constraint_force = 0.0, np.zeros((0,)), np.zeros((0,)), np.zeros((0,))
         if cs is not None:
