@@ -25,12 +25,22 @@ if TYPE_CHECKING:
 _STATELESS_OUTPUTS = (Truss, Beam2D, Beam3D)
 
 
+def _frozen(group):
+    """A copy of an element group whose array attributes are copies too."""
+    frozen = copy.copy(group)
+    for name, value in vars(frozen).items():
+        if isinstance(value, np.ndarray):
+            setattr(frozen, name, value.copy())
+    return frozen
+
+
 class Deferred:
     """The values a run recorded without computing them, computed from the stored steps when first
     read: per step the kinetic energy, angular momentum, strain energy and the element outputs of
     the groups in :data:`_STATELESS_OUTPUTS` (the other groups' outputs and energies are computed
-    when the step is recorded, the energies kept here). It holds the run's assembly and shallow
-    copies of those groups, so a section property changed after the run does not change them."""
+    when the step is recorded, the energies kept here). It holds the run's assembly and copies of
+    those groups with their arrays, so a section property changed after the run, replaced or
+    in place, does not change them."""
 
     series = ("kinetic", "strain", "angular_momentum")
 
@@ -39,7 +49,7 @@ class Deferred:
         #: per group: the group itself where its outputs are computed at each step, else None
         self.evaluated_now = [None if type(g) in _STATELESS_OUTPUTS else g for g in asm.groups]
         #: per group: the copy its deferred outputs are computed with, else None
-        self.evaluated_later = [copy.copy(g) if type(g) in _STATELESS_OUTPUTS else None for g in asm.groups]
+        self.evaluated_later = [_frozen(g) if type(g) in _STATELESS_OUTPUTS else None for g in asm.groups]
         #: step index -> per group the strain energy (J) computed at the step, None where deferred
         self.steps: dict[int, list[float | None]] = {}
 
