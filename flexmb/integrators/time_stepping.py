@@ -372,7 +372,8 @@ def _restart_point(asm: Assembly, path: Path, scheme: str, dt: float, t0: float,
     if differences:
         raise ModelError(f"{where}: the model differs from the one that wrote the file (file vs model): "
                          + "; ".join(differences[:4]))
-    changed = changed_parts(stored.digest, layout.digest, [g.name for g in layout.groups]) if stored.digest else []
+    changed = (changed_parts(stored.digest, layout.model_digest(), [g.name for g in layout.groups])
+               if stored.digest else [])
     if changed and not allow_changed:
         listed = ", ".join(changed[:-1]) + " and " + changed[-1] if len(changed) > 1 else changed[0]
         raise ModelError(f"{where}: the model differs from the one that wrote the file in its {listed}; pass "

@@ -637,7 +637,7 @@ def _write_layout(g: h5py.Group, layout: ModelLayout) -> None:
     g.attrs["dim"] = layout.dim
     g.attrs["joints"] = json.dumps(layout.joints)
     g.attrs["n_internal"] = layout.n_internal
-    if layout.digest:
+    if layout.model_digest():
         g.attrs["digest"] = json.dumps(layout.digest)
     if layout.sensors:
         g.attrs["sensors"] = json.dumps([sensor.to_dict() for sensor in layout.sensors])
