@@ -86,12 +86,13 @@ def _beam2d() -> None:
             _statics(model)
             model.set_rayleigh_damping("beam2d", alpha=0.1, beta=1e-4)
             _dynamics(model)
-        # a pendulum (pinned by a joint): the beam group's mid-point step with constraints
+        # a pendulum (pinned by a joint): the beam group's mid-point and generalized-alpha steps with
+        # constraints (the one-call residuals inside newton_solve)
         model, nodes = _cantilever(2, clamped=False)
         model.add_beam2d(np.c_[nodes[:-1], nodes[1:]], EA=1e6, EI=1e2, rho_A=1.0, rho_I=1e-4, mass=mass)
         model.add_joint("revolute", None, int(nodes[0]))
         model.set_gravity([0.0, -9.81])
-        _dynamics(model, ("mid-point",))
+        _dynamics(model, ("mid-point", "generalized-alpha"))
     asm = fm.Assembly(model)                    # the element-by-element mid-point kernel (fused otherwise)
     u = np.zeros(asm.n_dof)
     asm.mid_point_force(u, u)
