@@ -123,20 +123,20 @@ def beam2d_alpha_newton(X, EA, EI, second_order, edofs, entry_map, cubic, alpha0
                         max_iterations, increment_gate, stagnation_tol, round_off_factor, magnitudes,
                         pivot_tol, absurd_correction, capped, max_rotation_correction, u1, g, data, v1, a1,
                         residual_norms, force_scales, increment_norms, smallest_pivots, correction):
-    """A whole Newton solve of a generalized-alpha step of the models :func:`beam2d_alpha_residual`
-    takes, with the dense LU: the loop of :func:`flexmb.integrators.newton.newton_solve`
+    """A whole Newton solve of a generalized-alpha step of the models :func:`beam2d_alpha_residual` takes,
+    with the dense LU: the loop of :func:`flexmb.integrators.newton.newton_solve`
     (:func:`flexmb.compiled.dense_newton.newton_iteration`, as
     :func:`flexmb.compiled.mid_point_group.beam2d_mid_point_newton` runs it) around this scheme's
-    residual, the same iterates and log. What the residual takes from the step's start alone is computed first, once: the balance at t_n
-    (:func:`beam2d_alpha_start` of u0, v0, a0, f0, reaction0, constraint_force0 with start_factor
-    = alpha_f / (1 - alpha_f)) and the kinematics' terms of ``GeneralizedAlpha._step_kinematics``
-    (dt v0, dt^2 (1/2 - beta) a0, (1 - gamma) a0 and shift a0, shift = (alpha_m - alpha_f) /
-    (1 - alpha_f)), each formed as there (the same values). The model arguments, beta, gamma,
-    weight, f1, momentum_norm0 and dt as :func:`beam2d_alpha_residual`'s, the rest as
-    beam2d_mid_point_newton's; u1 (n_dof,) holds the start value and receives the last iterate,
-    g, data, v1, a1 the residual terms there. Returns the outcome
-    (:mod:`flexmb.compiled.dense_newton`'s codes), the iteration it was met at, the last force
-    scale and the numbers of residual norms, increments and factorisations logged.
+    residual, the same iterates and log. What the residual takes from the step's start alone is
+    computed first, once: the balance at t_n (:func:`beam2d_alpha_start` of u0, v0, a0, f0,
+    reaction0, constraint_force0 with start_factor = alpha_f / (1 - alpha_f)) and the kinematics'
+    terms of ``GeneralizedAlpha._step_kinematics`` (dt v0, dt^2 (1/2 - beta) a0, (1 - gamma) a0 and
+    shift a0, shift = (alpha_m - alpha_f) / (1 - alpha_f)), each formed as there (the same values).
+    The model arguments, beta, gamma, weight, f1, momentum_norm0 and dt as
+    :func:`beam2d_alpha_residual`'s, the rest as beam2d_mid_point_newton's; u1 (n_dof,) holds the
+    start value and receives the last iterate, g, data, v1, a1 the residual terms there. Returns the
+    outcome (:mod:`flexmb.compiled.dense_newton`'s codes), the iteration it was met at, the last
+    force scale and the numbers of residual norms, increments and factorisations logged.
     """
     n = u0.size
     start_terms = np.empty(n)

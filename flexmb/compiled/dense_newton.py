@@ -3,10 +3,11 @@ steps (:mod:`flexmb.compiled.mid_point_group`, :mod:`flexmb.compiled.alpha_group
 
 Each scheme's solve evaluates its own residual and hands it to :func:`newton_iteration`, which does
 the rest of one pass of :func:`flexmb.integrators.newton.newton_solve` (full Newton, additive
-corrections, its convergence tests in the same order and with the same norms): the tests of the last correction, the residual norm, the LU of the Jacobian, the
-correction with the cap of the planar rotations and the update of u1. newton_solve is the
-specification; the schemes' tests check that both give the same iterates and logs (both take
-their norms from :func:`flexmb.compiled.sparse_ops.norm`).
+corrections, its convergence tests in the same order and with the same norms): the tests of the last
+correction, the residual norm, the LU of the Jacobian, the correction with the cap of the planar
+rotations and the update of u1. newton_solve is the specification; the schemes' tests check that
+both give the same iterates and logs (both take their norms from
+:func:`flexmb.compiled.sparse_ops.norm`).
 """
 from __future__ import annotations
 

@@ -485,15 +485,16 @@ class Factorization:
 
 
 def signed_factorization(matrix: sp.spmatrix, pivots: bool = True, solver: str = "auto") -> Factorization:
-    """A :class:`Factorization` whose determinant sign is watched (statics, arc length): SuperLU or,
-    for a narrow band (``solver`` "auto" or "banded"), the band LU, which give the sign with the LU,
-    or, for a symmetric sparse matrix of at least :data:`~flexmb.integrators.sparse_lu.PARDISO_FROM`
-    unknowns when ``solver`` allows PARDISO and it is installed, PARDISO's LU with the sign from its symmetric indefinite L D L^T
-    (:func:`~flexmb.integrators.sparse_lu.symmetric_inertia`: (-1)^(negative eigenvalues)), two
-    factorisations that cost a quarter of SuperLU's one on 3D meshes (61 000 tet10 unknowns: 3.9 + 1.6 s
-    against 14 s + 4.5 s of its wrapping). A matrix PARDISO finds (nearly) singular, or a
-    non-symmetric one, goes to SuperLU, whose pivots say so as before. The PARDISO LU is a lasting
-    one (its own symbolic analysis): statics keeps the tangents of the increments' ends."""
+    """A :class:`Factorization` whose determinant sign is watched (statics, arc length): SuperLU or, for a
+    narrow band (``solver`` "auto" or "banded"), the band LU, which give the sign with the LU, or,
+    for a symmetric sparse matrix of at least :data:`~flexmb.integrators.sparse_lu.PARDISO_FROM`
+    unknowns when ``solver`` allows PARDISO and it is installed, PARDISO's LU with the sign from its
+    symmetric indefinite L D L^T (:func:`~flexmb.integrators.sparse_lu.symmetric_inertia`:
+    (-1)^(negative eigenvalues)), two factorisations that cost a quarter of SuperLU's one on 3D
+    meshes (61 000 tet10 unknowns: 3.9 + 1.6 s against 14 s + 4.5 s of its wrapping). A matrix
+    PARDISO finds (nearly) singular, or a non-symmetric one, goes to SuperLU, whose pivots say so as
+    before. The PARDISO LU is a lasting one (its own symbolic analysis): statics keeps the tangents
+    of the increments' ends."""
     A = matrix if matrix.format == "csc" else matrix.tocsc()
     n = A.shape[0]
     if n > DENSE_LIMIT:
