@@ -150,11 +150,7 @@ def _energy(eps: np.ndarray, angle_length: np.ndarray, S: np.ndarray, order: int
             if order > 0:
                 ahd[k] = 1.0
             continue
-        L = angle_length[k]
-        m = _GEDGE[k]
-        r2 = L * L + 2.0 * eps[m] if m >= 0 else L * L
-        r = np.sqrt(r2)
-        xs = min(max(eps[k] / r, -_SINE_LIMIT), _SINE_LIMIT)
+        L, m, r2, r, xs = _angle_argument(eps, angle_length, k)
         eh[k] = L * np.arcsin(xs)
         if order == 0:
             continue
@@ -181,6 +177,18 @@ def _energy(eps: np.ndarray, angle_length: np.ndarray, S: np.ndarray, order: int
 
 
 @jit
+def _angle_argument(eps: np.ndarray, angle_length: np.ndarray, k: int) -> tuple[float, int, float, float, float]:
+    """For the angle strain k (>= 3) of the strains e (12,): its length L, the edge m whose strain
+    stretches it (-1: none), r^2 = L^2 + 2 e_m, r and the sine argument e_k / r (limited to
+    +-_SINE_LIMIT) of its angle map L asin(e_k / r) (:func:`_energy`, :func:`_energy_gradient`)."""
+    L = angle_length[k]
+    m = _GEDGE[k]
+    r2 = L * L + 2.0 * eps[m] if m >= 0 else L * L
+    r = np.sqrt(r2)
+    return L, m, r2, r, min(max(eps[k] / r, -_SINE_LIMIT), _SINE_LIMIT)
+
+
+@jit
 def _energy_gradient(eps: np.ndarray, angle_length: np.ndarray, S: np.ndarray, eh: np.ndarray, ahd: np.ndarray,
                      ahc: np.ndarray, sigma: np.ndarray, grad: np.ndarray) -> None:
     """grad (12,) = dPhi/de = Ah^T S eh at the strains e (12,): :func:`_energy` of order 1 and
@@ -189,11 +197,7 @@ def _energy_gradient(eps: np.ndarray, angle_length: np.ndarray, S: np.ndarray, e
     for k in range(3):
         eh[k] = eps[k]
     for k in range(3, N_STRAINS):
-        L = angle_length[k]
-        m = _GEDGE[k]
-        r2 = L * L + 2.0 * eps[m] if m >= 0 else L * L
-        r = np.sqrt(r2)
-        xs = min(max(eps[k] / r, -_SINE_LIMIT), _SINE_LIMIT)
+        L, m, r2, r, xs = _angle_argument(eps, angle_length, k)
         eh[k] = L * np.arcsin(xs)
         a1 = 1.0 / np.sqrt(1.0 - xs * xs)                                  # asin'
         ahd[k] = L * a1 / r
@@ -268,9 +272,9 @@ def _minus_hat(d: np.ndarray, out: np.ndarray) -> None:
 
 
 @jit
-def _rows(l: np.ndarray, dirs: np.ndarray, P: np.ndarray, G: np.ndarray) -> None:
-    """Rows G (12, 18) built from the edge vectors l (3, 3, 3), directors dirs (3, 3, 3) and the
-    director Jacobians P (3, 3, 3, 3) (rotation entry P^T l)."""
+def _edge_rows(l: np.ndarray, G: np.ndarray) -> None:
+    """G (12, 18) zeroed but the membrane rows of the edge vectors l (3, 3, 3): the part of
+    :func:`_rows` and :func:`_spin_rows` that does not involve the directors."""
     G[:, :] = 0.0
     for k in range(3):
         i, j = _EDGE_I[k], _EDGE_J[k]
@@ -278,6 +282,13 @@ def _rows(l: np.ndarray, dirs: np.ndarray, P: np.ndarray, G: np.ndarray) -> None
             lc = l[i, j, c]
             G[k, 6 * j + c] = lc
             G[k, 6 * i + c] = -lc
+
+
+@jit
+def _rows(l: np.ndarray, dirs: np.ndarray, P: np.ndarray, G: np.ndarray) -> None:
+    """Rows G (12, 18) built from the edge vectors l (3, 3, 3), directors dirs (3, 3, 3) and the
+    director Jacobians P (3, 3, 3, 3) (rotation entry P^T l)."""
+    _edge_rows(l, G)
     for t in range(N_TERMS):
         k, i, j, s, sign = _T_STRAIN[t], _T_NODE[t], _T_END[t], _T_SLOT[t], _T_SIGN[t]
         for c in range(3):
@@ -295,13 +306,7 @@ def _spin_rows(l: np.ndarray, dirs: np.ndarray, G: np.ndarray) -> None:
     """:func:`_rows` for directors that move with spins, P = -hat(d): the rotation entry P^T l is
     d x l, formed from the same two products per component as the P^T l sum, so the same bits
     (up to the sign of an exact zero)."""
-    G[:, :] = 0.0
-    for k in range(3):
-        i, j = _EDGE_I[k], _EDGE_J[k]
-        for c in range(3):
-            lc = l[i, j, c]
-            G[k, 6 * j + c] = lc
-            G[k, 6 * i + c] = -lc
+    _edge_rows(l, G)
     for t in range(N_TERMS):
         k, i, j, s, sign = _T_STRAIN[t], _T_NODE[t], _T_END[t], _T_SLOT[t], _T_SIGN[t]
         d0, d1, d2 = dirs[i, s, 0], dirs[i, s, 1], dirs[i, s, 2]
