@@ -22,6 +22,20 @@ def truss_bays(n_bays: int = 4, EA: float = 1e5, rho_A: float = 0.0):
     return m, bottom, top
 
 
+def clamped_tet10_bar() -> tuple[fm.Model, np.ndarray]:
+    """A steel bar 1 x 0.1 x 0.1 m of 8 x 2 x 2 tet10 boxes clamped at x = 0, and its node
+    coordinates (n, 3); no load."""
+    from flexmb.io.solid_mesh import box
+
+    X, cells = box(1.0, 0.1, 0.1, 8, 2, 2, "tet10")
+    m = fm.Model(dim=3)
+    m.add_nodes(X)
+    m.add_solid(cells, E=2.1e11, nu=0.3)
+    for node in np.flatnonzero(X[:, 0] == 0.0):
+        m.fix(int(node), ["ux", "uy", "uz"])
+    return m, X
+
+
 def spinning_bar() -> tuple[fm.Assembly, np.ndarray]:
     """A free 3D bar of 4 Beam3D elements (group "bar") and its rigid initial velocity (n_dof,):
     spin W = (4, 0, 6) rad/s about its centre, so it twists and tumbles."""

@@ -12,7 +12,7 @@ import pytest
 import scipy.sparse as sp
 
 import flexmb as fm
-from models import truss_bays
+from models import clamped_tet10_bar, truss_bays
 from flexmb.integrators import NewtonFailure, NewtonLog, NewtonSettings, newton_solve
 from flexmb.integrators.newton import Factorization
 
@@ -248,14 +248,8 @@ def test_a_linear_model_is_factorised_once_per_load_step(monkeypatch):
     import scipy.sparse.linalg as spla
 
     import flexmb.analysis.statics as statics
-    from flexmb.io.solid_mesh import box
 
-    X, cells = box(1.0, 0.1, 0.1, 8, 2, 2, "tet10")
-    m = fm.Model(dim=3)
-    m.add_nodes(X)
-    m.add_solid(cells, E=2.1e11, nu=0.3)
-    for node in np.flatnonzero(X[:, 0] == 0.0):
-        m.fix(int(node), ["ux", "uy", "uz"])
+    m, X = clamped_tet10_bar()
     tip = np.flatnonzero(X[:, 0] == 1.0)
     for node in tip:
         m.add_load(int(node), "uz", -100.0 / tip.size)

@@ -13,6 +13,7 @@ import pytest
 import scipy.sparse as sp
 
 import flexmb as fm
+from models import clamped_tet10_bar
 from flexmb.integrators import sparse_lu
 from flexmb.integrators.newton import Factorization, NewtonSettings
 
@@ -185,16 +186,9 @@ def test_statics_watching_the_determinant_sign_with_pardiso(monkeypatch):
     unknowns: set low here) a symmetric tangent is factorised by PARDISO and its sign taken from
     the symmetric indefinite L D L^T. The arch's path (arc length through its limit point) and a
     linear solid's load step give the same points and the same determinant signs as SuperLU."""
-    from flexmb.io.solid_mesh import box
-
     def runs():
         arch = fm.arc_length(_shallow_arch(), 0.02, n_steps=40, progress=False)
-        x, cells = box(1.0, 0.1, 0.1, 8, 2, 2, "tet10")
-        m = fm.Model(dim=3)
-        m.add_nodes(x)
-        m.add_solid(cells, E=2.1e11, nu=0.3)
-        for node in np.flatnonzero(x[:, 0] == 0.0):
-            m.fix(int(node), ["ux", "uy", "uz"])
+        m, x = clamped_tet10_bar()
         m.add_load(int(np.argmax(x[:, 0] + x[:, 2])), "uz", -100.0)
         # load control of the arch over its limit point: the tangents kept from one increment to the
         # next (PARDISO's lasting LUs) tell the jump by the sign of det K
