@@ -16,7 +16,7 @@ from flexmb.integrators import time_stepping
 from flexmb.integrators.dissipative import GeneralizedAlpha
 from flexmb.integrators.newton import MAX_ROTATION_CORRECTION, NewtonSettings
 from flexmb.validation.slider_crank import build as slider_crank
-from test_compiled_mid_point_group import models_outside_the_one_call_steps
+from test_compiled_mid_point_group import log_record, models_outside_the_one_call_steps
 
 SCHEME = "generalized-alpha"
 
@@ -149,11 +149,6 @@ def _run(asm, v0, dt, steps, path: str, monkeypatch, **kw):
             return exc
 
 
-def _log_record(log) -> tuple:
-    return (log.residual_norms, log.increment_norms, log.force_scales, log.force_scale, log.converged, log.criterion,
-            log.factorizations, np.array(log.smallest_pivots).tobytes())
-
-
 @pytest.mark.filterwarnings("ignore::flexmb.FlexmbWarning")        # the cut-backs' branch-change warnings
 @pytest.mark.parametrize("case", ["plain", "cut-backs", "failure", "force-tol", "slider-crank", "joint"])
 def test_compiled_newton_solve_equals_newton_solve_and_the_python_residual(case, monkeypatch):
@@ -181,7 +176,7 @@ def test_compiled_newton_solve_equals_newton_solve_and_the_python_residual(case,
     for slow in runs[1:]:
         for series in ("t", "u", "v", "a", "reactions", "work", "kinetic", "newton_iterations"):
             assert np.array_equal(np.array(getattr(fast, series)), np.array(getattr(slow, series))), series
-        assert [_log_record(x) for x in fast.newton_logs] == [_log_record(x) for x in slow.newton_logs]
+        assert [log_record(x) for x in fast.newton_logs] == [log_record(x) for x in slow.newton_logs]
         assert [(e.at, e.kind, e.message) for e in fast.events] == [(e.at, e.kind, e.message) for e in slow.events]
 
 
