@@ -32,6 +32,7 @@ from flexmb.integrators.newton import (MAX_ROTATION_CORRECTION, MODIFIED_NEWTON_
                                        NewtonSettings, SingularJacobian, newton_solve)
 from flexmb.integrators.dissipative import DISSIPATIVE_SCHEMES
 from flexmb.integrators.schemes import SCHEMES, MidPoint, Scheme, State
+from flexmb.integrators.step_loop import CompiledSteps
 from flexmb.integrators.step_control import FIRST_STEP, MAX_STEP, MIN_STEP, ORDER, StepControl, error_norm
 from flexmb.model import Model, ModelError
 from flexmb.model_digest import changed_parts
@@ -267,21 +268,37 @@ class _Run:
                         self.keep_logs, self.cutback_check)
 
     def fixed(self, state: State, t0: float, dt: float, t_end: float, k_done: int, bar: Progress) -> None:
-        """Steps of dt from step k_done to t_end, output every ``output_every``-th."""
-        asm, history = self.stepper.asm, self.history
+        """Steps of dt from step k_done to t_end, output every ``output_every``-th; runs of steps
+        in one compiled call where the model's steps take one (:mod:`flexmb.integrators.step_loop`),
+        the same states."""
+        history = self.history
         self.state = state
         n_steps = int(round((t_end - t0) / dt))
-        for k in range(k_done + 1, n_steps + 1):
+        self._fixed = (t0, dt, n_steps, bar)
+        compiled = CompiledSteps.for_run(self.stepper, self.settings, self.keep_logs, MODIFIED_NEWTON_MIN_SIZE)
+        k = k_done + 1
+        while k <= n_steps:
+            if compiled is not None:
+                k = compiled.run(self, t0, dt, k, n_steps, bar)
+                if k > n_steps:
+                    break
             t_target = t0 + k * dt
             cutbacks = history.cutbacks
             new, its = self._advance(t_target - self.state.t)
             new.t = t_target                                     # no drift of the output times
-            self.state = new
-            history.note_step(dt)
-            if k % self.output_every == 0 or k == n_steps:
-                history.record(asm, new, its)
-            if bar.enabled:
-                bar.update(new.t - t0, dt=f"{dt:.3g}", newton=its, cutbacks=history.cutbacks - cutbacks)
+            self.accept(new, its, k, history.cutbacks - cutbacks)
+            k += 1
+
+    def accept(self, new: State, iterations: int, k: int, cutbacks: int = 0) -> None:
+        """Step k of :meth:`fixed` ended in ``new`` after ``iterations`` Newton iterations and
+        ``cutbacks`` cut-backs: the run goes on from it; its size noted, recorded at output steps."""
+        t0, dt, n_steps, bar = self._fixed
+        self.state = new
+        self.history.note_step(dt)
+        if k % self.output_every == 0 or k == n_steps:
+            self.history.record(self.stepper.asm, new, iterations)
+        if bar.enabled:
+            bar.update(new.t - t0, dt=f"{dt:.3g}", newton=iterations, cutbacks=cutbacks)
 
     def adaptive(self, state: State, pair: float, t_end: float, control: StepControl, max_steps: int,
                  bar: Progress) -> None:
