@@ -455,6 +455,20 @@ class Assembly:
         return lengths
 
     @cached_property
+    def inertia_at_every_free_dof(self) -> bool:
+        """Whether every free DOF has inertia of its own at the reference state u = 0: the diagonal
+        of the mass on the free DOFs (the constant, the configuration-dependent and the rotary
+        inertia, as :func:`flexmb.analysis.diagnostics.inertia_matrix` sums them) is positive.
+        Computed once: every time integration asks at its start."""
+        zero = np.zeros(self.n_dof)
+        data = self.mass_data.copy()
+        if self.configuration_masses:
+            data = data + self.configuration_mass_data(zero)
+        if self.rotation_nodes.size:
+            data = data + self.rotary_block_data(self.spatial_inertia(zero))
+        return bool(np.all(data[self._diag_positions] > 0.0))
+
+    @cached_property
     def inertia_scale(self) -> float:
         """The largest nodal mass, or rotary inertia over the characteristic length squared (kg);
         1 for a massless model: a model at rest under no force has the force scale of this times

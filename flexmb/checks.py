@@ -651,9 +651,10 @@ def _check_masses(asm: Any, u: np.ndarray | None, t0: float, what: str) -> None:
     mass = np.abs(asm.mass.diagonal())                                          # (n_dof,)
     if asm.rotation_nodes.size:
         mass[asm.rotation_dofs] += np.abs(np.diagonal(asm.rotary_inertia, axis1=1, axis2=2))
-    if asm.configuration_masses:
-        mass[free] += np.abs(asm.free_matrix(asm.configuration_mass_data(u)).diagonal())
     candidates = free[mass[free] == 0.0]
+    if candidates.size and asm.configuration_masses:      # it only adds inertia: asked when DOFs lack it
+        mass[free] += np.abs(asm.free_matrix(asm.configuration_mass_data(u)).diagonal())
+        candidates = free[mass[free] == 0.0]
     if not candidates.size:
         return
     position = asm.dofs.free_position

@@ -14,6 +14,14 @@ import numpy as np
 from flexmb.checks import ModelError, float_array
 
 
+def median(values: np.ndarray) -> float:
+    """The median of values (n,), as ``np.median`` gives it (the mean of the two middle values of
+    an even count), in a sort: numpy's median costs 20-40 us of every run's start (a drawn section)."""
+    ordered = np.sort(np.ravel(values))
+    half = ordered.size // 2
+    return float(ordered[half] if ordered.size % 2 else 0.5 * (ordered[half - 1] + ordered[half]))
+
+
 class ElementGroup(ABC):
     """Base class of batched element groups."""
 

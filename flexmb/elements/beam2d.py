@@ -50,7 +50,7 @@ from __future__ import annotations
 import numpy as np
 
 from flexmb.checks import ModelError, flag
-from flexmb.elements.base import ElementGroup
+from flexmb.elements.base import ElementGroup, median
 from flexmb.elements.corotational import Chord, chord
 from flexmb.elements.hermite_mass2d import HermiteMass2D
 
@@ -224,7 +224,7 @@ class Beam2D(ElementGroup):
 
     def _default_section(self, X: np.ndarray, length: float) -> dict[str, float | str]:
         """The solid square whose radius of gyration sqrt(I/A) matches sqrt(EI/EA)."""
-        h = float(np.median(np.sqrt(12.0 * self.EI / self.EA)))
+        h = median(np.sqrt(12.0 * self.EI / self.EA))
         return {"shape": "box", "width": min(h, 0.1 * length), "height": min(h, 0.1 * length)}
 
     def generalized_stresses(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:

@@ -68,7 +68,7 @@ from __future__ import annotations
 import numpy as np
 
 from flexmb.checks import ModelError, flag, float_array
-from flexmb.elements.base import ElementGroup
+from flexmb.elements.base import ElementGroup, median
 from flexmb.elements.corotational import chord
 from flexmb.rotations import cayley_from_matrix, cayley_resolvent, exp_map, skew
 
@@ -429,8 +429,8 @@ class Beam3D(ElementGroup):
 
     def _default_section(self, X: np.ndarray, length: float) -> dict[str, float | str]:
         """The solid rectangle with the radii of gyration sqrt(EI_z/EA) along y and sqrt(EI_y/EA) along z."""
-        width = float(np.median(np.sqrt(12.0 * self.EI_z / self.EA)))
-        height = float(np.median(np.sqrt(12.0 * self.EI_y / self.EA)))
+        width = median(np.sqrt(12.0 * self.EI_z / self.EA))
+        height = median(np.sqrt(12.0 * self.EI_y / self.EA))
         return {"shape": "box", "width": min(width, 0.1 * length), "height": min(height, 0.1 * length)}
 
     def generalized_stresses(self, X: np.ndarray, u: np.ndarray) -> np.ndarray:

@@ -102,12 +102,7 @@ class Scheme(ABC):
         A near-zero pivot of such a Jacobian is the conditioning of a fine mesh (the element
         stiffness of 16384 Euler-Bernoulli elements over the mass term of dt = 0.04 s: 1e15),
         not a mechanism (see :func:`flexmb.integrators.newton.newton_solve`'s ``check_singular``)."""
-        from flexmb.analysis.diagnostics import inertia_matrix    # the diagnostics sit above the integrators
-
-        asm = self.asm
-        if asm.constraints is not None:
-            return False
-        return bool(np.all(inertia_matrix(asm, np.zeros(asm.n_dof)).diagonal() > 0.0))
+        return self.asm.constraints is None and self.asm.inertia_at_every_free_dof
 
     def initial_state(self, t0: float, u0: np.ndarray, v0: np.ndarray) -> State:
         n_c = self.asm.constraints.n if self.asm.constraints else 0
@@ -532,7 +527,7 @@ class Newmark(Scheme):
         # a DOF without mass (the rotation of a beam with rho_I = 0, a massless node held by elements)
         # has no acceleration of its own; its start value only seeds the predictor, since its inertia
         # is zero: a placeholder mass with no force gives a0 = 0 there (without joints) and keeps M regular
-        massless = np.asarray(abs(M).sum(axis=1)).ravel() == 0.0
+        massless = np.bincount(M.indices, np.abs(M.data), M.shape[0]) == 0.0      # (scipy's abs and sum: 20 us)
         rhs_free = rhs[free]
         if massless.any():
             M = M + sp.diags(massless * max(float(np.abs(M.diagonal()).max(initial=0.0)), 1.0))

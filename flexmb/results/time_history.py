@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 #: the DOFs alone (no time, load factor or other state a scheme sets on a group during a step),
 #: so that they can be computed from a stored step after the run
 _STATELESS_OUTPUTS = (Truss, Beam2D, Beam3D)
+#: the empty joint series of a model without joints
+_NONE = np.zeros(0)
 
 
 def _frozen(group):
@@ -132,7 +134,7 @@ class TimeHistory(Result):
         # last residual left them at its mid-point, an earlier run at its end
         asm.set_time(s.t)
         cs = asm.constraints
-        residual, forces, moments, constraint_force = 0.0, np.zeros((0,)), np.zeros((0,)), np.zeros((0,))
+        residual, forces, moments, constraint_force = 0.0, _NONE, _NONE, _NONE       # (copied when appended)
         if cs is not None:
             residual = float(np.abs(cs.values(s.u, s.t)).max(initial=0.0))
             reactions = cs.joint_reactions(s.u, s.lam, s.t, asm.dofs)
@@ -149,7 +151,8 @@ class TimeHistory(Result):
             parts = asm.group_outputs_and_strain_energies(s.u, deferred.evaluated_now)
             deferred.steps[self.n_steps] = [None if part is None else part[1] for part in parts]
         outputs = [None if part is None else part[0] for part in parts]
-        sensors = self._sensor_values(Snapshot(self.layout, s.u, s.v, s.a, outputs, asm))
+        sensors = (self._sensor_values(Snapshot(self.layout, s.u, s.v, s.a, outputs, asm))
+                   if self.layout is not None and self.layout.sensors else None)
         self._append({"t": s.t, "u": s.u, "v": s.v, "a": s.a, "reactions": s.reaction,
                       "kinetic": kinetic, "strain": strain,
                       "work": s.work, "angular_momentum": momentum,
