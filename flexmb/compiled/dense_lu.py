@@ -5,7 +5,9 @@ and the scipy wrappers cost far more than the factorisation itself: this LU (Doo
 pivoting by the largest magnitude in the column, the algorithm of LAPACK's ``dgetf2``) runs in
 one compiled call. The reference is ``scipy.linalg.lu_factor`` (LAPACK ``dgetrf``): same
 pivoting rule, factors equal to round-off. Which size goes which way is decided in
-:class:`flexmb.integrators.newton.Factorization` (measured threshold ``DENSE_LIMIT``).
+:class:`flexmb.integrators.newton.Factorization` (measured threshold ``DENSE_LIMIT``). The same
+factors solve with the transpose, A^T x = b (:func:`lu_solve_transposed`: the adjoint of a step
+solves with its Jacobian's transpose), as LAPACK's ``dgetrs`` with ``trans='T'``.
 """
 from __future__ import annotations
 
@@ -86,6 +88,48 @@ def scaled_solve(lu: np.ndarray, pivots: np.ndarray, row_scale: np.ndarray, col_
     x = row_scale * b
     lu_solve(lu, pivots, x)
     return col_scale * x
+
+
+@numba.njit(cache=True)
+def lu_solve_transposed(lu: np.ndarray, pivots: np.ndarray, b: np.ndarray) -> None:
+    """Overwrite b (n,) or (n, m), C-contiguous, with A^-T b from the factors P A = L U of
+    :func:`lu_factor`: A^T = U^T L^T P, so U^T y = b (forward), L^T z = y (backward, unit
+    diagonal) and x = P^T z (the row exchanges undone, last first). Both triangles are read by
+    rows of ``lu`` (contiguous), as in :func:`lu_solve`."""
+    n = lu.shape[0]
+    x = b.reshape((n, -1))
+    m = x.shape[1]
+    for k in range(n):                                   # U^T y = b: row k of U is column k of U^T
+        inverse = 1.0 / lu[k, k]
+        for c in range(m):
+            x[k, c] *= inverse
+        for i in range(k + 1, n):
+            uki = lu[k, i]
+            if uki != 0.0:
+                for c in range(m):
+                    x[i, c] -= uki * x[k, c]
+    for k in range(n - 1, -1, -1):                       # L^T z = y: row k of L is column k of L^T
+        for i in range(k):
+            lki = lu[k, i]
+            if lki != 0.0:
+                for c in range(m):
+                    x[i, c] -= lki * x[k, c]
+    for k in range(n - 1, -1, -1):                       # x = P^T z
+        p = pivots[k]
+        if p != k:
+            for c in range(m):
+                x[k, c], x[p, c] = x[p, c], x[k, c]
+
+
+@numba.njit(cache=True)
+def scaled_transposed_solve(lu: np.ndarray, pivots: np.ndarray, row_scale: np.ndarray, col_scale: np.ndarray,
+                            b: np.ndarray) -> np.ndarray:
+    """x = D_r B^-T D_c b (n,) = A^-T b for the factors of B = D_r A D_c (:func:`lu_factor`) and
+    b (n,): A^T = D_c^-1 B^T D_r^-1, the transposed solve of
+    :class:`flexmb.integrators.newton.Factorization` in one call."""
+    x = col_scale * b
+    lu_solve_transposed(lu, pivots, x)
+    return row_scale * x
 
 
 @numba.njit(cache=True)

@@ -19,6 +19,10 @@ the non-symmetric mid-point (or statics) tangent and is never symmetrised. Backe
 * ``"auto"``: the band LU where the pattern's band is at most :data:`BANDED_WIDTH` wide, else
   PARDISO from :data:`PARDISO_FROM` unknowns on when it is installed, else SuperLU.
 
+Every backend's ``solve(b, transpose=True)`` solves with the transpose B^T on the same factors (a
+discrete adjoint solves with the step Jacobian's transpose): SuperLU's ``trans='T'``, PARDISO's
+``iparm[11]``, the band LU's transposed triangular solves.
+
 Measured on this project's Jacobians (benchmarks/bench_solvers.py, docs/speed.md "Sparse solvers").
 """
 from __future__ import annotations
@@ -157,12 +161,15 @@ class SuperLU:
         # U is built as a matrix to read its diagonal: 0.4 s at n = 1e5 (shell plate), so only on request
         self.diagonal = self._lu.U.diagonal() if diagonal else None
 
-    def solve(self, b: np.ndarray) -> np.ndarray:
-        """B^-1 b for b (n,) or (n, k)."""
+    def solve(self, b: np.ndarray, transpose: bool = False) -> np.ndarray:
+        """B^-1 b, or with ``transpose`` B^-T b, for b (n,) or (n, k). With the kept ordering the
+        factors are those of Q B Q^T ((Q b)_i = b[q_i]), whose transpose is Q B^T Q^T: both solves
+        permute alike."""
+        trans = "T" if transpose else "N"
         if self.q is None:
-            return self._lu.solve(b)
+            return self._lu.solve(b, trans=trans)
         x = np.empty_like(b)
-        x[self.q] = self._lu.solve(b[self.q])
+        x[self.q] = self._lu.solve(b[self.q], trans=trans)
         return x
 
 
@@ -238,12 +245,17 @@ class BandedLU:
         swaps = int(np.count_nonzero(self._pivots != np.arange(n)))
         self.determinant_sign = -1 if (negative + swaps) % 2 else 1
 
-    def solve(self, b: np.ndarray, equilibrated: bool = False) -> np.ndarray:
-        """A^-1 b, or with ``equilibrated`` B^-1 b, for b (n,) or (n, k)."""
-        from flexmb.compiled.banded_lu import permuted_band_solve
+    def solve(self, b: np.ndarray, equilibrated: bool = False, transpose: bool = False) -> np.ndarray:
+        """A^-1 b, or with ``equilibrated`` B^-1 b, for b (n,) or (n, k); with ``transpose`` the
+        solve with the transpose, A^-T b = D_r P^T (P B P^T)^-T P D_c b (or B^-T b), on the same
+        factors in one compiled call (:func:`~flexmb.compiled.banded_lu.band_solve_transposed`)."""
+        from flexmb.compiled.banded_lu import permuted_band_solve, permuted_band_solve_transposed
 
         p = self._pattern
         rs, cs = (np.ones(b.shape[0]),) * 2 if equilibrated else (self.row_scale, self.col_scale)
+        if transpose:
+            return permuted_band_solve_transposed(self._ab, p.kl, p.ku, self._pivots, p.new_index, rs, cs,
+                                                  np.ascontiguousarray(b, dtype=float))
         if b.ndim == 1:
             return permuted_band_solve(self._ab, p.kl, p.ku, self._pivots, p.new_index, rs, cs,
                                        np.ascontiguousarray(b, dtype=float))
@@ -428,12 +440,21 @@ class PardisoLU:
                                        original.ctypes.data, ctypes.byref(ctypes.c_int32(1)), ctypes.byref(error))
             self.diagonal = factor
 
-    def solve(self, b: np.ndarray) -> np.ndarray:
-        """B^-1 b for b (n,) or (n, k)."""
+    def solve(self, b: np.ndarray, transpose: bool = False) -> np.ndarray:
+        """B^-1 b, or with ``transpose`` B^-T b, for b (n,) or (n, k), on the same factors.
+
+        PARDISO reads B's CSC arrays as the CSR arrays of B^T and its plain solve makes
+        ``iparm[11] = 2`` the solve with the transpose of that, B; the transposed solve is PARDISO's
+        solve with the matrix it factorised (``iparm[11] = 0``, for the one call)."""
         p = self._pattern
         if p.generation != self._generation:
             raise RuntimeError("this PARDISO factorisation was superseded by a later one of the same pattern")
         rhs = np.asfortranarray(b, dtype=float)
         x = np.zeros_like(rhs)
-        p.call(33, self._data, rhs, x, 1 if rhs.ndim == 1 else rhs.shape[1])
+        if transpose:
+            p.iparm[11] = 0
+        try:
+            p.call(33, self._data, rhs, x, 1 if rhs.ndim == 1 else rhs.shape[1])
+        finally:
+            p.iparm[11] = _IPARM[11]
         return x
