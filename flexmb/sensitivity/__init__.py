@@ -7,5 +7,9 @@ The pieces land one by one, each tested on its own; the package exports nothing 
   derivatives;
 * :mod:`flexmb.sensitivity.responses` -- response functionals of a run and their derivatives;
 * :mod:`flexmb.sensitivity.matrices` -- the derivatives of the schemes' element forces with respect
-  to the step's start state.
+  to the step's start state;
+* :mod:`flexmb.sensitivity.inertia` -- the same for the inertia terms (constant, cubic and director
+  masses, modal bodies, rotary terms), with respect to the start displacements, rates and stretch rates;
+* :mod:`flexmb.sensitivity.transient` -- a run's step list recorded and replayed bit for bit, and
+  each step's Jacobian at its solution with its scalings, factorised for direct and transposed solves.
 """
