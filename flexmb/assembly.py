@@ -455,6 +455,13 @@ class Assembly:
         return lengths
 
     @cached_property
+    def free_planar_rotations(self) -> np.ndarray:
+        """The positions among the free DOFs (Newton's unknowns) of the free planar rotations
+        (n,): the corrections a time step caps (``MAX_ROTATION_CORRECTION``)."""
+        at = self.dofs.free_position[self.planar_rotations]
+        return at[at >= 0]
+
+    @cached_property
     def inertia_at_every_free_dof(self) -> bool:
         """Whether every free DOF has inertia of its own at the reference state u = 0: the diagonal
         of the mass on the free DOFs (the constant, the configuration-dependent and the rotary

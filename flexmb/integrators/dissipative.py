@@ -295,9 +295,7 @@ class GeneralizedAlpha(Newmark):
         from flexmb.compiled.alpha_group import beam2d_alpha_newton
         from flexmb.compiled.dense_newton import SINGULAR_PIVOT
 
-        if not hasattr(self, "_capped"):
-            at = asm.dofs.free_position[asm.planar_rotations]
-            self._capped = at[at >= 0]                        # the free rotations' positions
+        if not hasattr(self, "_magnitudes"):
             self._magnitudes = asm.round_off_lengths[asm.dofs.free]
         p = self.parameters
         # the external forces and the set time of _start_terms and _compiled_arguments
@@ -317,7 +315,7 @@ class GeneralizedAlpha(Newmark):
             (p.alpha_m - p.alpha_f) / (1.0 - p.alpha_f), f1, s.momentum_norm, dt, asm.pattern_indptr,
             asm.pattern_indices, length_scale, settings.residual_tol, settings.force_tol, settings.increment_tol, m,
             settings.increment_gate, settings.stagnation_tol, settings.round_off_factor, self._magnitudes,
-            newton.pivot_tolerance(nf) if check_singular else 0.0, newton.ABSURD_CORRECTION, self._capped,
+            newton.pivot_tolerance(nf) if check_singular else 0.0, newton.ABSURD_CORRECTION, asm.free_planar_rotations,
             MAX_ROTATION_CORRECTION, u1, g, data, v1, a1, residual_norms, force_scales, increment_norms,
             smallest_pivots, correction)
         if outcome == SINGULAR_PIVOT and not newton.Factorization(asm.free_matrix(data)).is_singular():

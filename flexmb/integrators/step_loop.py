@@ -47,7 +47,6 @@ class CompiledSteps:
         self.kernel = step_loop.alpha_steps if self.alpha else step_loop.mid_point_steps
         plan = stepper._compiled_plan()
         self.model = tuple(plan) if self.alpha else tuple(plan[1])
-        at = asm.dofs.free_position[asm.planar_rotations]
         presc = asm.dofs.prescribed
         self.set_prescribed = asm.prescribed_by_value
         M = asm.mass
@@ -59,7 +58,7 @@ class CompiledSteps:
                        settings.residual_tol, settings.force_tol, settings.increment_tol, settings.max_iterations,
                        settings.increment_gate, settings.stagnation_tol, settings.round_off_factor,
                        asm.round_off_lengths[asm.dofs.free], newton.pivot_tolerance(nf) if check_singular else 0.0,
-                       ABSURD_CORRECTION, at[at >= 0], MAX_ROTATION_CORRECTION)
+                       ABSURD_CORRECTION, asm.free_planar_rotations, MAX_ROTATION_CORRECTION)
         self.prescribed_index = presc[self.set_prescribed]
 
     @classmethod

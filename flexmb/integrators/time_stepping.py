@@ -598,8 +598,7 @@ def _sub_step(stepper: Scheme, s: State, dt: float, settings: NewtonSettings, hi
         values, without the scatter into all DOFs); None without rotations."""
         if asm.rotation_dofs.size or not capped.size:
             return update if capped.size else None
-        at = asm.dofs.free_position[capped]
-        at = at[at >= 0]                                           # Newton's unknowns among them
+        at = asm.free_planar_rotations                             # Newton's unknowns among them
 
         def add_capped(x: np.ndarray, dx: np.ndarray) -> np.ndarray:
             largest = np.abs(dx[at]).max(initial=0.0)
