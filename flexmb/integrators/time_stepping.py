@@ -105,7 +105,9 @@ def integrate(model: Model | Assembly, dt: float | None = None, t_end: float | N
     save_to : result file (HDF5, ``.h5``) that receives every output step as soon as it is
         computed (:mod:`flexmb.io.result_file`); read it with :func:`flexmb.load_result`. With
         ``restart_from`` and no ``save_to``, the restarted file itself.
-    keep_newton_logs : keep every step's Newton log in ``history.newton_logs``.
+    keep_newton_logs : keep every step's Newton log in ``history.newton_logs`` (small planar beam
+        models, whose fixed steps otherwise run in one compiled loop, :mod:`flexmb.integrators.step_loop`,
+        then take the Python step loop: the same states, 1.5-2 times the time per step).
     max_steps : more time steps than this are refused as a likely unit mistake (default
         :data:`flexmb.checks.MAX_STEPS`, one million); error-controlled steps stop with
         TimeIntegrationError when they reach it before t_end.
