@@ -173,9 +173,9 @@ def _terms(asm: fm.Assembly, u1: np.ndarray, chords: bool):
     return terms
 
 
-def _central_difference(fun, asm: fm.Assembly, u0: np.ndarray, h: float) -> np.ndarray:
+def start_central_difference(fun, asm: fm.Assembly, u0: np.ndarray, h: float) -> np.ndarray:
     """d fun / d u0 (n_dof, n_dof) by central differences of step h (m or rad), u0 moved as
-    Assembly.update moves it (spins at 3D rotations)."""
+    Assembly.update moves it (spins at 3D rotations); the joint terms' tests take it too."""
     columns = []
     for j in range(asm.n_dof):
         e = np.zeros(asm.n_dof)
@@ -195,9 +195,9 @@ def test_start_derivative_against_central_differences(name):
         D = derivative(u0).matrix().toarray()
         scale = np.abs(D).max()
         if scale == 0.0:                      # no such term in this model (no weight of cubic masses)
-            assert not np.any(_central_difference(fun, asm, u0, 1e-5)), f"{name}, {term}: FD sees a term"
+            assert not np.any(start_central_difference(fun, asm, u0, 1e-5)), f"{name}, {term}: FD sees a term"
             continue
-        errors = {h: np.abs(_central_difference(fun, asm, u0, h) - D).max() / scale for h in (1e-4, 1e-5, 1e-6)}
+        errors = {h: np.abs(start_central_difference(fun, asm, u0, h) - D).max() / scale for h in (1e-4, 1e-5, 1e-6)}
         best = min(errors.values())
         assert best < 1e-7, f"{name}, {term}: start derivative off central differences by {errors} (relative)"
         checked += 1
@@ -223,16 +223,17 @@ def test_whole_mid_point_residual(name, decaying):
     residual(u0)                                        # sets the groups' time to the step's middle
     D = StartDerivatives(asm).residual(u0, u1, DT, scheme).matrix() - 2.0 / DT**2 * asm.mass
     D = D.toarray()
-    errors = {h: np.abs(_central_difference(residual, asm, u0, h) - D).max() / np.abs(D).max() for h in (1e-5, 1e-6)}
+    errors = {h: np.abs(start_central_difference(residual, asm, u0, h) - D).max() / np.abs(D).max()
+              for h in (1e-5, 1e-6)}
     assert min(errors.values()) < 1e-7, f"{name}: dg/du_n off central differences by {errors} (relative)"
 
 
 @pytest.mark.parametrize("name", MODELS)
 def test_mid_point_forces_symmetric_in_the_step_ends(name):
     """q_m(u0, u1) = q_m(u1, u0), q_d(u0, u1; dt) = q_d(u1, u0; -dt) and the weight of cubic masses
-    and planar modal bodies symmetric, to 1e-13 of the force (what makes the swapped tangents the start derivatives), except
-    the rotational damper of the 3D body-body bushing (C_s taken at the start), which breaks it by
-    percents: the closed-form correction is needed there."""
+    and planar modal bodies symmetric, to 1e-13 of the force (what makes the swapped tangents the
+    start derivatives), except the rotational damper of the 3D body-body bushing (C_s taken at the
+    start), which breaks it by percents: the closed-form correction is needed there."""
     asm, u0, u1 = _setup(name)
     model = asm.model
     for i, g in enumerate(asm.groups):

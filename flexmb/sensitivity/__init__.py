@@ -10,6 +10,9 @@ The pieces land one by one, each tested on its own; the package exports nothing 
   to the step's start state;
 * :mod:`flexmb.sensitivity.inertia` -- the same for the inertia terms (constant, cubic and director
   masses, modal bodies, rotary terms), with respect to the start displacements, rates and stretch rates;
+* :mod:`flexmb.sensitivity.constraints` -- the joints' terms: the start derivative of the mid-point
+  joint force, the end-point form's start terms, exact time derivatives and a drive-amplitude
+  parameter;
 * :mod:`flexmb.sensitivity.transient` -- a run's step list recorded and replayed bit for bit, and
   each step's Jacobian at its solution with its scalings, factorised for direct and transposed solves.
 """

@@ -69,7 +69,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from flexmb.assembly import Assembly
-from flexmb.checks import ModelError
+from flexmb.checks import ModelError, real
 from flexmb.cms.design import MASS_PROPERTIES, STIFFNESS_PROPERTIES, DesignVariable
 from flexmb.elements.base import ElementGroup
 from flexmb.elements.force_elements import CoordinateSpringDamper, PointSpringDamper
@@ -169,7 +169,7 @@ class TransientParameter:
     def apply(self, model: Model, value: float) -> Model:
         """A copy of ``model`` with p = ``value`` (multipliers: relative to ``model``'s own
         properties); ``model`` is not changed. Its assemblies are built afresh from it."""
-        value = _finite(value, f"parameter {self.name!r}: value")
+        value = real(value, f"parameter {self.name!r}: value")
         new = copy.deepcopy(model)
         if self.kind in ("stiffness scale", "density scale", "section property", "thickness"):
             for group in self._groups(new):
@@ -605,16 +605,6 @@ def _group_name(group: ElementGroup | str, what: str) -> str:
     if isinstance(group, str):
         return group
     raise ModelError(f"{what}: a group is a name or an element group, got {group!r}")
-
-
-def _finite(value, what: str) -> float:
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise ModelError(f"{what} must be a number, got {value!r}") from None
-    if not np.isfinite(x):
-        raise ModelError(f"{what} must be finite, got {x}")
-    return x
 
 
 def _refresh(group: ElementGroup) -> None:
