@@ -184,13 +184,7 @@ def integrate(model: Model | Assembly, dt: float | None = None, t_end: float | N
         # the controller sizes pairs of steps (step_control (1)): twice the steps' bounds
         control = StepControl(rtol, 2.0 * dt_min, 2.0 * dt_max, ORDER[scheme])
     if restarted is None:
-        n = asm.n_dof
-        u0 = np.zeros(n) if u0 is None else np.array(u0, dtype=float)
-        v0 = np.zeros(n) if v0 is None else np.array(v0, dtype=float)
-        u0[asm.dofs.prescribed] = asm.prescribed_values(t0)
-        v0[asm.dofs.prescribed] = asm.prescribed_velocities(t0)
-        check_initial_state(asm, u0, v0, t0)
-        state = stepper.initial_state(t0, u0, v0)
+        state = start_state(stepper, t0, u0, v0)
         history = TimeHistory(scheme, dt, ModelLayout.from_assembly(asm))
         history.meta["t0"] = float(t0)
         if scheme in DISSIPATIVE_SCHEMES:
@@ -242,6 +236,20 @@ def integrate(model: Model | Assembly, dt: float | None = None, t_end: float | N
             exc.args = (message,)
             raise
     return history
+
+
+def start_state(stepper: Scheme, t0: float, u0: np.ndarray | None, v0: np.ndarray | None) -> State:
+    """The state a run starts from at t0: u0, v0 (n_dof,; default zero) with the prescribed DOFs'
+    values and velocities at t0, checked (:func:`~flexmb.multibody.initial.check_initial_state`),
+    and the scheme's start quantities (initial accelerations, reactions, multipliers)."""
+    asm = stepper.asm
+    n = asm.n_dof
+    u0 = np.zeros(n) if u0 is None else np.array(u0, dtype=float)
+    v0 = np.zeros(n) if v0 is None else np.array(v0, dtype=float)
+    u0[asm.dofs.prescribed] = asm.prescribed_values(t0)
+    v0[asm.dofs.prescribed] = asm.prescribed_velocities(t0)
+    check_initial_state(asm, u0, v0, t0)
+    return stepper.initial_state(t0, u0, v0)
 
 
 #: rtol of error-controlled steps when neither dt nor rtol is given

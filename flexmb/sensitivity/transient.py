@@ -69,10 +69,9 @@ from flexmb.integrators.newton import Factorization, KeptFactorization, NewtonFa
 from flexmb.integrators.schemes import Scheme, State, StepResidual
 from flexmb.integrators.step_loop import CompiledSteps
 from flexmb.integrators.time_stepping import (ALL_SCHEMES, MODIFIED_NEWTON_MIN_SIZE, BranchChangeError,
-                                              TimeIntegrationError, _step, _sub_step, _verify_cutback)
+                                              TimeIntegrationError, _step, _sub_step, _verify_cutback, start_state)
 from flexmb.model import Model
 from flexmb.multibody.constraints import ConstraintTerms
-from flexmb.multibody.initial import check_initial_state
 from flexmb.progress import Progress
 from flexmb.results import TimeHistory
 
@@ -171,14 +170,8 @@ def record(model: Model | Assembly, dt: float, t_end: float, scheme: str = "mid-
         raise ModelError(f"{load.kind} load at node {load.node}: configuration-dependent loads are not supported "
                          "in time integration")
     stepper = scheme_for(asm, scheme, rho_inf)
-    n = asm.n_dof
-    u0 = np.zeros(n) if u0 is None else np.array(u0, dtype=float)
-    v0 = np.zeros(n) if v0 is None else np.array(v0, dtype=float)
-    u0[asm.dofs.prescribed] = asm.prescribed_values(t0)
-    v0[asm.dofs.prescribed] = asm.prescribed_velocities(t0)
-    check_initial_state(asm, u0, v0, t0)
     recorder = _Recorder(stepper, newton or NewtonSettings(), max_cutbacks, cutback_check, int(keep_every))
-    recorder.run(stepper.initial_state(t0, u0, v0), t0, dt, t_end)
+    recorder.run(start_state(stepper, t0, u0, v0), t0, dt, t_end)
     return RecordedRun(stepper, recorder.settings, recorder.steps, recorder.states, recorder.log, int(keep_every))
 
 
