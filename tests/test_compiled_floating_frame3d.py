@@ -262,3 +262,65 @@ def test_gravity_tangents_equal_central_differences(kernels: FloatingFrameMass3D
     _, J = kernels.gravity_force(u0, G_FIELD)
     fd = _central_differences(lambda z: kernels.gravity_force(_end_of_chart(u0, z), G_FIELD)[0], np.zeros_like(u0))
     _close(J, fd, 1e-6, "gravity tangent against central differences")
+
+
+MANY_MODES = 9
+
+
+@pytest.fixture(scope="module", params=[False, True], ids=["linear", "stiffened"])
+def many_modes(request) -> FloatingFrameMass3D:
+    """A body with three times as many modes as the others (bending, torsion and axial modes of a
+    10-element cantilever): the compiled mid-point inertia's set-up products span more modes and columns."""
+    return FloatingFrameMass3D(BodyVelocityFields(cantilever_body_3d(10, MANY_MODES), request.param), X_FRAME)
+
+
+def test_entry_products_reproduce_e_and_its_gram_rows(many_modes: FloatingFrameMass3D) -> None:
+    """The compiled mid-point inertia's constants (E on its nonzero entries as polynomials in q, E's
+    coefficients times G on the columns where E depends on q) give E(q), dE/dq_k and E^T G of the numpy
+    coefficients at a random q, to round-off."""
+    from flexmb.compiled.floating_frame3d import _entry_values, _gram_of_modes
+
+    fields = many_modes.fields
+    entry_z, entry_w = many_modes._terms[2:]
+    P0, P1, P2, EtG0, E1tG, E2tG, cols1, cols2 = many_modes._entry_products
+    q = 0.3 * np.random.default_rng(21).normal(size=MANY_MODES)
+    E = many_modes._coefficients(q[None])[0]                                      # (n_z, n_x)
+    dE = fields.E1 + np.einsum("l,klzw->kzw", q, fields.E2 + np.transpose(fields.E2, (1, 0, 2, 3)))
+    values, rates = _entry_values(P0, P1, P2, q, True)
+    dense = np.zeros_like(E)
+    dense[entry_z, entry_w] = values
+    _close(dense, E, 1e-14, "E(q) from its entries' polynomials")
+    _close(rates, dE[:, entry_z, entry_w], 1e-14, "dE/dq_k on E's entries")
+    off_entries = np.delete(dE.reshape(MANY_MODES, -1), np.ravel_multi_index((entry_z, entry_w), E.shape), axis=1)
+    assert not np.any(off_entries), "dE/dq_k is not zero off E's nonzero entries"
+    EtG, D2 = _gram_of_modes(EtG0, E1tG, E2tG, cols1, cols2, q)
+    _close(EtG, E.T @ fields.G, 1e-13, "E^T G from the set-up products")
+    for k in range(MANY_MODES):                                                   # dE_k^T G = E1tG[k] + D2[k]
+        rows = np.zeros((E.shape[1], E.shape[0]))
+        rows[cols1] += E1tG[k]
+        rows[cols2] += D2[k]
+        _close(rows, dE[k].T @ fields.G, 1e-13, f"dE/dq_{k}^T G from the set-up products")
+
+
+@pytest.mark.parametrize("seed", [31, 32])
+def test_mid_point_inertia_with_many_modes(many_modes: FloatingFrameMass3D, seed: int) -> None:
+    """Force and exact tangent against the numpy specification (complex steps) and central differences,
+    at states far from rest, with and without the tangent."""
+    rng = np.random.default_rng(seed)
+    nx = 6 + MANY_MODES
+    u0, v0 = rng.normal(size=(2, nx)), rng.normal(size=(2, nx))
+    u0[:, 6:] *= 0.2
+    v0[:, 3:6] *= 10.0                                                            # rad/s
+    u1 = u0 + rng.normal(size=(2, nx))
+    u1[:, 3:6] = cayley_compose(rng.uniform(-1.0, 1.0, (2, 3)), u0[:, 3:6])
+    u1[:, 6:] = u0[:, 6:] + 0.2 * rng.normal(size=(2, MANY_MODES))
+    F, J = many_modes.mid_point_inertia(u0, u1, v0, None, DT)
+    F_ref, J_ref = many_modes.reference_mid_point_inertia(u0, u1, v0, DT)
+    _close(F, F_ref, 1e-12, "mid-point inertia force")
+    _close(J, J_ref, 1e-12, "mid-point inertia tangent against complex steps")
+    _close(many_modes.mid_point_inertia(u0, u1, v0, None, DT, tangent=False)[0], F_ref, 1e-12,
+           "mid-point inertia force without tangent")
+    fd = _central_differences(
+        lambda z: many_modes.mid_point_inertia(u0, _end_of_chart(u0, z), v0, None, DT, False)[0],
+        many_modes.chart_increment(u0, u1))
+    _close(J, fd, 1e-6, "mid-point inertia tangent against central differences")
