@@ -13,6 +13,8 @@ The pieces land one by one, each tested on its own; the package exports nothing 
 * :mod:`flexmb.sensitivity.constraints` -- the joints' terms: the start derivative of the mid-point
   joint force, the end-point form's start terms, exact time derivatives and a drive-amplitude
   parameter;
+* :mod:`flexmb.sensitivity.midpoint` -- direct differentiation of mid-point and composed mid-point
+  runs without joints and spatial rotations: the state derivatives of every step and response gradients;
 * :mod:`flexmb.sensitivity.transient` -- a run's step list recorded and replayed bit for bit, and
   each step's Jacobian at its solution with its scalings, factorised for direct and transposed solves.
 """

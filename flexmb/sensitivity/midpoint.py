@@ -1,0 +1,235 @@
+"""Direct differentiation of mid-point runs without joints (issue 33, piece P5; internal, no public
+export yet).
+
+A mid-point step (:class:`~flexmb.integrators.schemes.MidPoint`) from the state ``x_n = (u_n, v_n,
+s_n)`` (displacements, velocities, and at the rotations of cubic-mass beam nodes D the director
+stretch rates s_n, ``State.stretch``) solves ``g(u_n, v_n, s_n, u_{n+1}; p)[free] = 0`` for the free
+DOFs of u_{n+1}, and then sets the end rates explicitly (``MidPoint._motion``; the step reads
+nothing else of its start: the acceleration a_n is an output)::
+
+    v_{n+1} = 2 (u_{n+1} - u_n) / dt - v_n                           (rows off D)
+    omega_{n+1} = 2/dt sin dth - omega_n cos dth + s_n sin dth        (at D, dth = u_{n+1} - u_n there)
+    s_{n+1} = 2/dt (1 - cos dth) - s_n cos dth - omega_n sin dth
+
+(:func:`~flexmb.elements.hermite_mass2d.reference_director_rates`; v = omega at D). The derivative of
+the converged step with respect to a design parameter p (implicit-function theorem, plan section
+1.2) is, for the columns ``U = du/dp``, ``V = dv/dp``, ``S = ds/dp`` (n_dof, n_p) of all parameters
+at once::
+
+    A U_{n+1}[free] = -(g_u U_n + g_v V_n + g_s S_n + g_p)[free],     U_{n+1}[prescribed] = 0
+    V_{n+1} = 2/dt (U_{n+1} - U_n) - V_n                              (rows off D)
+    V_{n+1}[D] = d omega_{n+1}/d dth  dU - cos dth V_n + sin dth S_n      (dU = U_{n+1} - U_n at D)
+    S_{n+1}[D] = ((2/dt + s_n) sin dth - omega_n cos dth) dU - sin dth V_n - cos dth S_n
+
+with ``A = dg_free/du_{n+1,free}`` the step's Jacobian at its solution, re-evaluated and factorised
+once per step (:func:`~flexmb.sensitivity.transient.step_jacobian`; Newton's last matrix is stale
+under modified Newton), the start derivatives g_u of the force terms
+(:class:`~flexmb.sensitivity.matrices.StartDerivatives`) and of the inertia terms with g_v and g_s
+(:class:`~flexmb.sensitivity.inertia.InertiaDerivatives`), and ``g_p`` of each parameter
+(:meth:`~flexmb.sensitivity.parameters.TransientParameter.residual_derivative`). The kinematics do
+not depend on p (no parameter enters the end-rate rules), and the prescribed DOFs' values follow
+their drives, which depend on no parameter yet: their U is zero, and their V follows the rule above
+as their velocities do. The start state does not depend on p (dx_0/dp = 0: initial conditions are
+not parameters yet). No matrix beyond A is assembled: the start derivatives act as element blocks.
+
+A composed mid-point step (:class:`~flexmb.integrators.schemes.ComposedMidPoint`) is five such steps
+of (p, p, 1 - 4p, p, p) dt, the third backward, and a cut-back step its halves: the recursion runs
+through each Newton solve (:func:`~flexmb.sensitivity.transient.sub_steps`) in turn, each with its
+own factorisation, so both are covered by the same code.
+
+:func:`direct_sensitivities` runs the recursion over a run recorded by
+:func:`~flexmb.sensitivity.transient.record` and returns the states and their derivatives at every step
+(:class:`DirectSensitivities`); :meth:`DirectSensitivities.gradient` turns a response of
+:mod:`flexmb.sensitivity.responses` (evaluated on :meth:`DirectSensitivities.trajectory`) into dF/dp.
+
+Cost per step: one residual with its tangent and one factorisation (A at the solution), one swapped
+tangent call per element group (g_u of the forces), the inertia's start derivatives (cubic masses:
+one batched call of 9 copies of the group and one reversed tangent), one residual-sized evaluation
+per parameter (g_p) and a solve with n_p right-hand sides. Steps of one Newton solve whose end state
+the run kept are not recomputed; the others are replayed from the state before (bit for bit as the
+run took them).
+
+Not covered (refused with a :class:`~flexmb.checks.ModelError` naming the reason): joints and ties
+(their ``G^T lambda`` and constraint rows: piece P6); spatial (3D) rotations, whose unknown is the
+step's Cayley increment and whose end rates are the body rates ``R_{n+1} Omega_{n+1}`` (the
+composition of the spin-based start derivatives with those maps: piece P3c); the energy-decaying
+and the dissipative schemes (pieces P9, P10); drive amplitudes and initial conditions as parameters
+(P11); the adjoint (P7).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from flexmb.assembly import Assembly
+from flexmb.checks import ModelError
+from flexmb.elements.hermite_mass2d import director_step
+from flexmb.integrators.schemes import ComposedMidPoint, MidPoint, State
+from flexmb.sensitivity.inertia import InertiaDerivatives
+from flexmb.sensitivity.matrices import StartDerivatives
+from flexmb.sensitivity.parameters import TransientParameter
+from flexmb.sensitivity.responses import ResponseValue, Trajectory
+from flexmb.sensitivity.transient import RecordedRun, Step, step_jacobian, sub_steps
+
+#: the schemes whose discrete map this module differentiates (exact types: the energy-decaying
+#: schemes derive from MidPoint but add the chords' dissipative force and their own end rates)
+SCHEMES = (MidPoint, ComposedMidPoint)
+
+
+@dataclass
+class DirectSensitivities:
+    """A run's states at every step n = 0 .. N and their derivatives with respect to the parameters.
+
+    ``t`` (N+1,) s; ``u``, ``v`` (N+1, n_dof) in m, rad and m/s, rad/s; ``stretch`` (N+1, n_dof) the
+    director stretch rates (1/s; None without cubic-mass nodes); ``du``, ``dv`` and ``dstretch``
+    (N+1, n_dof, n_p): their derivatives, in the state's unit per unit of each parameter
+    (``parameters[j].unit``); ``asm`` the run's assembly."""
+
+    parameters: list[TransientParameter]
+    asm: Assembly
+    t: np.ndarray
+    u: np.ndarray
+    v: np.ndarray
+    du: np.ndarray
+    dv: np.ndarray
+    stretch: np.ndarray | None = None
+    dstretch: np.ndarray | None = None
+
+    def trajectory(self) -> Trajectory:
+        """The states as a :class:`~flexmb.sensitivity.responses.Trajectory`, for the response
+        functionals whose :meth:`gradient` is wanted."""
+        return Trajectory(self.t, self.u, self.v, self.asm, self.stretch)
+
+    def gradient(self, response: ResponseValue) -> np.ndarray:
+        """dF/dp (n_p,) of a response evaluated on :meth:`trajectory`: its state derivatives times the
+        states' derivatives, ``sum_n dF/dx_n . dx_n/dp``, plus its explicit partials at fixed states
+        (``response.parameter_gradient``, when it was evaluated with these parameters). Unit: the
+        response's per unit of each parameter."""
+        n_p = len(self.parameters)
+        series = {"u": self.du, "v": self.dv, "stretch": self.dstretch}
+        grad = response.gradient
+        if grad.steps.size and (grad.steps.min() < 0 or grad.steps.max() >= self.t.size):
+            raise ModelError(f"gradient: the response names step {int(grad.steps.max())}, the run has steps "
+                             f"0 .. {self.t.size - 1}; evaluate it on this run's trajectory()")
+        out = np.zeros(n_p)
+        for name, (dofs, values) in grad.parts.items():
+            if series.get(name) is None:
+                raise ModelError(f"gradient: the response depends on the run's {name}, which this run has no "
+                                 "derivatives of (joints' multipliers: not supported yet; stretch rates: the model "
+                                 "has no cubic-mass nodes)")
+            out += np.einsum("mk,mkp->p", values, series[name][grad.steps][:, dofs])
+        explicit = np.asarray(response.parameter_gradient, dtype=float)
+        if explicit.size:
+            if explicit.size != n_p:
+                raise ModelError(f"gradient: the response holds explicit partials of {explicit.size} parameters, "
+                                 f"the sensitivities are of {n_p}; evaluate it with the same parameters")
+            out += explicit
+        return out
+
+
+class StepDerivative:
+    """The derivative of mid-point steps of one assembly (module docstring): the start
+    derivatives' evaluators, kept for the run."""
+
+    def __init__(self, asm: Assembly, parameters: Sequence[TransientParameter]) -> None:
+        check_model(asm)
+        self.asm = asm
+        self.parameters = list(parameters)
+        self.forces = StartDerivatives(asm)
+        self.inertia = InertiaDerivatives(asm)
+
+    def __call__(self, stepper: MidPoint, start: State, dt: float, end: State, U: np.ndarray, V: np.ndarray,
+                 S: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(U, V, S) at the end of the Newton solve of size dt (s) from ``start`` to ``end``, given
+        them at its start, each (n_dof, n_p) (S zero off the director DOFs, and without them)."""
+        asm = self.asm
+        free, dd = asm.dofs.free, asm.director_dofs
+        u0, u1 = start.u, end.u
+        jac = step_jacobian(stepper, start, dt, end)
+        inertia = self.inertia.residual(u0, u1, start.v, start.stretch, dt)
+        rhs = self.forces.residual(u0, u1, dt).matvec(U) + inertia.u.matvec(U) + inertia.v.matvec(V)
+        if dd.size:
+            rhs += inertia.stretch.matvec(S)
+        for j, p in enumerate(self.parameters):
+            rhs[:, j] += p.residual_derivative(stepper, start, dt, u1)
+        U1 = np.zeros_like(U)
+        if free.size:
+            U1[free] = -jac.solve(rhs[free])
+        V1 = 2.0 / dt * (U1 - U) - V
+        S1 = np.zeros_like(S)
+        if dd.size:
+            dth, w0, s0 = u1[dd] - u0[dd], start.v[dd], start.stretch[dd]
+            c, s = np.cos(dth)[:, None], np.sin(dth)[:, None]
+            dw_dth = director_step(dth, w0, s0, asm.director_inertia, dt)[2][:, None]
+            ds_dth = ((2.0 / dt + s0) * np.sin(dth) - w0 * np.cos(dth))[:, None]
+            dU = U1[dd] - U[dd]
+            V1[dd] = dw_dth * dU - c * V[dd] + s * S[dd]
+            S1[dd] = ds_dth * dU - s * V[dd] - c * S[dd]
+        return U1, V1, S1
+
+
+def check_model(asm: Assembly, scheme: object = None) -> None:
+    """ModelError unless the direct differentiation of this module covers the model (and the scheme
+    object, if given): the mid-point or composed mid-point scheme, no joints or ties, no spatial
+    rotations (module docstring)."""
+    if scheme is not None and type(scheme) not in SCHEMES:
+        raise ModelError(f"direct sensitivities: scheme {getattr(scheme, 'name', type(scheme).__name__)!r} is not "
+                         f"covered yet; this version differentiates {', '.join(s.name for s in SCHEMES)} runs")
+    if asm.constraints is not None:
+        joints = [j.name for j in asm.model.joints]
+        where = f"joint {joints[0]!r}" if joints else "the model's ties"
+        raise ModelError(f"direct sensitivities: {where}: models with joints or ties are not covered yet (their "
+                         "multipliers' derivatives)")
+    if asm.rotation_dofs.size:
+        node = int(asm.rotation_nodes[0])
+        raise ModelError(f"direct sensitivities: node {node} has spatial (3D) rotations, which are not covered yet "
+                         "(the step's Cayley increment and body rates); planar models only")
+
+
+def direct_sensitivities(run: RecordedRun, parameters: Sequence[TransientParameter]) -> DirectSensitivities:
+    """The derivatives of every state of a recorded run (:func:`~flexmb.sensitivity.transient.record`,
+    mid-point or composed mid-point, without joints and spatial rotations) with respect to the
+    parameters, by direct differentiation of each step's converged discrete map (module
+    docstring): ``du_n/dp``, ``dv_n/dp`` (and the director stretch rates'), (N+1, n_dof, n_p)."""
+    stepper, asm = run.stepper, run.asm
+    check_model(asm, stepper)
+    parameters = list(parameters)
+    if not parameters:
+        raise ModelError("direct sensitivities: give at least one parameter")
+    for p in parameters:
+        if not isinstance(p, TransientParameter):
+            raise ModelError(f"direct sensitivities: expected flexmb.sensitivity.parameters parameters, got {p!r}")
+    derivative = StepDerivative(asm, parameters)
+    n, n_p, N = asm.n_dof, len(parameters), len(run.steps)
+    directors = bool(asm.director_dofs.size)
+    t, u, v = np.zeros(N + 1), np.zeros((N + 1, n)), np.zeros((N + 1, n))
+    du, dv = np.zeros((N + 1, n, n_p)), np.zeros((N + 1, n, n_p))
+    stretch = np.zeros((N + 1, n)) if directors else None
+    dstretch = np.zeros((N + 1, n, n_p)) if directors else None
+    U, V, S = np.zeros((n, n_p)), np.zeros((n, n_p)), np.zeros((n, n_p))
+    state = run.states[0]
+    for k in range(N + 1):
+        if k:
+            for start, dt, end in _solves(run, k - 1, state):
+                U, V, S = derivative(stepper, start, dt, end, U, V, S)
+            state = end
+        t[k], u[k], v[k], du[k], dv[k] = state.t, state.u, state.v, U, V
+        if directors:
+            stretch[k], dstretch[k] = state.stretch, S
+    return DirectSensitivities(parameters, asm, t, u, v, du, dv, stretch, dstretch)
+
+
+def _solves(run: RecordedRun, k: int, state: State) -> list[tuple[State, float, State]]:
+    """The Newton solves (start, size (s), end) of step k of the run from ``state`` (the state
+    after step k): the kept end state for a single solve, else recomputed
+    (:func:`~flexmb.sensitivity.transient.sub_steps`). The recomputed steps are taken in the run's
+    order on its scheme object, as modified Newton needs (its iterates depend on the factorisation
+    the step before kept): a step is taken from a kept end state only where the next step is
+    :attr:`~flexmb.sensitivity.transient.Step.fresh` (the run starts afresh after every kept state)."""
+    step: Step = run.steps[k]
+    single = len(step.sizes) == 1 and len(run.stepper.stages) == 1
+    if single and k + 1 in run.states:
+        return [(state, step.sizes[0], run.states[k + 1])]
+    return sub_steps(run.stepper, state, step, run.settings)

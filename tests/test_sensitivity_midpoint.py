@@ -1,0 +1,296 @@
+"""Direct differentiation of mid-point runs (:mod:`flexmb.sensitivity.midpoint`): the derivatives of every
+state of a run with respect to design parameters against central differences of re-runs of the changed
+model (:meth:`~flexmb.sensitivity.parameters.TransientParameter.apply`) over the same step list, with a
+step study that shows the differences' truncation branch (error ~ h^2) and round-off branch (~ eps / h)
+about the DDM; on a damped truss and a lumped Beam2D cantilever, slider-crank A's cubic-mass rod with
+responses (the mid-span deflection at the last step, the integral of the kinetic energy with its explicit
+partials), the composed mid-point scheme, and a spinning cubic-mass beam with a driven director DOF and
+cut-back steps; the kept-state and replayed paths agree bit for bit; the refusals."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import flexmb as fm
+from flexmb.checks import ModelError
+from flexmb.cms import design
+from flexmb.integrators.newton import NewtonSettings
+from flexmb.integrators.time_stepping import MODIFIED_NEWTON_MIN_SIZE
+from flexmb.sensitivity import parameters as P
+from flexmb.sensitivity import responses as R
+from flexmb.sensitivity.midpoint import direct_sensitivities
+from flexmb.sensitivity.transient import record, replay, scheme_for
+from flexmb.validation.slider_crank import ROD, ROD_MASS
+from flexmb.validation.slider_crank import build as slider_crank
+
+#: the brief's accuracy of DDM against the best central difference (relative)
+TOL = 1e-6
+
+
+def _truss() -> fm.Model:
+    """A cantilever truss of three square bays (15 bars, 12 free DOFs), Rayleigh-damped, under gravity
+    and a sinusoidal tip load that sets its first modes swinging."""
+    m = fm.Model(dim=2)
+    bottom = m.add_nodes(np.c_[np.arange(4.0), np.zeros(4)])
+    top = m.add_nodes(np.c_[np.arange(4.0), np.ones(4)])
+    bars = ([[bottom[i], bottom[i + 1]] for i in range(3)] + [[top[i], top[i + 1]] for i in range(3)]
+            + [[bottom[i], top[i]] for i in range(1, 4)] + [[bottom[i], top[i + 1]] for i in range(3)])
+    m.add_truss(np.array(bars), EA=1e5, rho_A=2.0, name="truss")
+    m.fix(bottom[0])
+    m.fix(top[0])
+    m.set_rayleigh_damping("truss", 0.5, 1e-4)
+    m.set_gravity([0.0, -9.81])
+    m.add_load(top[-1], "uy", lambda t: -2e3 * np.sin(40.0 * t))
+    return m
+
+
+def _cantilever() -> fm.Model:
+    """A lumped-mass Beam2D cantilever of four elements with a tip point mass, kicked by a tip load."""
+    m = fm.Model(dim=2)
+    n = m.add_nodes(np.c_[np.linspace(0.0, 2.0, 5), np.zeros(5)])
+    m.add_beam2d(np.c_[n[:-1], n[1:]], EA=1e6, EI=5e2, rho_A=3.0, rho_I=1e-3, mass="lumped", name="beam")
+    m.fix(n[0])
+    m.add_point_mass(n[-1], 0.4)
+    m.add_load(n[-1], "uy", lambda t: -300.0 * min(t / 0.01, 1.0))
+    return m
+
+
+#: model (a): builder, step (s), steps, parameters
+LINEAR_CASES = {
+    "truss": (_truss, 2e-3, 20, lambda: [P.parameter(design.stiffness_scale("truss")),
+                                          P.parameter(design.density_scale("truss")), P.rayleigh("truss", "beta")]),
+    "lumped Beam2D": (_cantilever, 2e-3, 20, lambda: [P.parameter(design.section_property("beam", "EI")),
+                                                       P.parameter(design.density_scale("beam"))]),
+}
+
+
+def _slider_crank(scheme: str = "mid-point", n_steps: int = 20):
+    """Slider-crank A (2 cubic-mass rod elements, 124.8 rad/s, massless slider) over n_steps of
+    8 rad / 124.8 rad/s / 320 (20 steps: 0.5 rad of crank), its parameters (rod EI and rho_A
+    multipliers, a point mass at the slider about 0 kg), its FD scales (1, 1, the rod's mass) and
+    its rod nodes."""
+    asm, v0, nodes = slider_crank(2, 124.8, 0.0, "cubic")
+    dt = 8.0 / 124.8 / 320
+    run = record(asm, dt, n_steps * dt, v0=v0, scheme=scheme)
+    params = [P.parameter(design.section_property("rod", "EI")), P.parameter(design.section_property("rod", "rho_A")),
+              P.parameter(design.point_mass(int(nodes[-1]), 0.0))]
+    return run, params, np.array([1.0, 1.0, ROD_MASS]), [int(n) for n in nodes]
+
+
+def _rerun(run, model: fm.Model, newton: NewtonSettings | None = None) -> R.Trajectory:
+    """The trajectory of ``model`` stepped from the run's start state over the run's step list (the
+    same discrete map as the run, at the changed parameter)."""
+    asm = fm.Assembly(model)
+    stepper = scheme_for(asm, run.stepper.name)
+    s0 = run.states[0]
+    start = stepper.initial_state(s0.t, s0.u.copy(), s0.v.copy())
+    states = [start] + replay(asm, stepper, start, run.steps, newton or run.settings)
+    stretch = None if start.stretch is None else [s.stretch for s in states]
+    return R.Trajectory([s.t for s in states], [s.u for s in states], [s.v for s in states], asm, stretch)
+
+
+def _central(run, model: fm.Model, p: P.TransientParameter, h: float, newton: NewtonSettings | None = None
+             ) -> tuple[R.Trajectory, R.Trajectory]:
+    p0 = p.value(model)
+    return _rerun(run, p.apply(model, p0 + h), newton), _rerun(run, p.apply(model, p0 - h), newton)
+
+
+def _errors(sens, j: int, plus: R.Trajectory, minus: R.Trajectory, h: float, fields=("u", "v")) -> dict:
+    """Relative error of the DDM column j against the central difference, per state field, over all
+    steps (Frobenius norms of the (N+1, n_dof) series)."""
+    out = {}
+    for name in fields:
+        fd = (getattr(plus, name) - getattr(minus, name)) / (2.0 * h)
+        ddm = getattr(sens, "d" + name)[:, :, j]
+        out[name] = float(np.linalg.norm(ddm - fd) / np.linalg.norm(fd))
+    return out
+
+
+@pytest.mark.parametrize("label", list(LINEAR_CASES))
+def test_ddm_matches_central_differences_of_re_runs(label):
+    build, dt, n, make = LINEAR_CASES[label]
+    model, params = build(), make()
+    run = record(fm.Assembly(model), dt, n * dt)
+    sens = direct_sensitivities(run, params)
+    assert sens.du.shape == sens.dv.shape == (n + 1, run.asm.n_dof, len(params))
+    # the states are the run's, and the start does not depend on p
+    assert np.array_equal(sens.u[-1], run.final.u) and np.array_equal(sens.v[-1], run.final.v)
+    assert not sens.du[0].any() and not sens.dv[0].any()
+    for j, p in enumerate(params):
+        h = 1e-5 * max(abs(p.value(model)), 1e-3 if p.kind.startswith("rayleigh") else 1.0)
+        err = _errors(sens, j, *_central(run, model, p, h), h)
+        assert max(err.values()) < TOL, f"{label}, {p.name}: DDM against central differences (h = {h:g}) {err}"
+
+
+def _step_study(sens, j: int, run, model, p, scale: float, steps: np.ndarray, newton=None) -> np.ndarray:
+    """The largest relative error (u and v) of the DDM against central differences of step h = scale * steps."""
+    return np.array([max(_errors(sens, j, *_central(run, model, p, scale * h, newton), scale * h).values())
+                     for h in steps])
+
+
+def _assert_two_branches(errors: np.ndarray, steps: np.ndarray, what: str) -> None:
+    """errors(h) falls as h^2 on the large steps (truncation: the DDM is the limit), reaches TOL, and rises
+    again on the smallest steps (round-off of the re-runs, ~ eps / h)."""
+    best = int(np.argmin(errors))
+    table = ", ".join(f"{h:.0e}: {e:.2e}" for h, e in zip(steps, errors))
+    assert errors[best] < TOL, f"{what}: best central difference {errors[best]:.2e} from the DDM ({table})"
+    slope = np.polyfit(np.log10(steps[:3]), np.log10(errors[:3]), 1)[0]
+    assert 1.8 < slope < 2.2, f"{what}: truncation branch of slope {slope:.2f}, not 2 ({table})"
+    assert 0 < best < steps.size - 1 and errors[-1] > 10.0 * errors[best], f"{what}: no round-off branch ({table})"
+
+
+def test_step_study_shows_truncation_and_round_off_branches_about_the_ddm():
+    """Truss, stiffness scale: the central differences converge to the DDM as h^2 down to 4e-10 relative
+    (measured, u and v of all steps: 1.4e-2 at h = 1e-1, 1.4e-6 at 1e-3, 4.0e-10 at 1e-5), then drift away
+    as eps / h (4.8e-7 at 1e-8)."""
+    build, dt, n, make = LINEAR_CASES["truss"]
+    model, params = build(), make()[:1]
+    run = record(fm.Assembly(model), dt, n * dt)
+    sens = direct_sensitivities(run, params)
+    steps = 10.0 ** -np.arange(1.0, 9.0)
+    errors = _step_study(sens, 0, run, model, params[0], 1.0, steps)
+    _assert_two_branches(errors, steps, "truss stiffness scale")
+
+
+def test_slider_crank_rod_and_slider_mass_ddm_and_mid_span_deflection_gradient():
+    """Slider-crank A, 2 cubic-mass elements, 20 steps: du/dp, dv/dp and the director stretch rates'
+    derivatives of every state, and the gradient of two responses -- the mid-span deflection (chord
+    distance / L) at the last step, and the time integral of the kinetic energy, whose explicit partial
+    in rho_A the gradient adds -- against central differences of re-runs."""
+    run, params, scales, nodes = _slider_crank()
+    model = run.asm.model
+    sens = direct_sensitivities(run, params)
+    traj = sens.trajectory()
+    deflection = R.chord_deflection(run.asm, *nodes, scale=ROD)
+    # the kinetic energy of each trajectory's own model (a re-run's masses are the changed ones)
+    responses = [lambda tr, ps=(): R.final(deflection, tr, parameters=ps),
+                 lambda tr, ps=(): R.integral(R.kinetic_energy(tr.asm), tr, parameters=ps)]
+    values = [f(traj, params) for f in responses]
+    assert values[0].value > 1e-3                     # the rod bends (0.7 % of L at 0.5 rad)
+    assert values[1].parameter_gradient[1] > 0.0      # the kinetic energy's explicit share of rho_A
+    for j, p in enumerate(params):
+        h = 1e-5 * scales[j]
+        plus, minus = _central(run, model, p, h)
+        err = _errors(sens, j, plus, minus, h, ("u", "v", "stretch"))
+        assert err["u"] < TOL and err["v"] < TOL, f"{p.name}: states' derivatives off the FD by {err}"
+        assert err["stretch"] < 10 * TOL, f"{p.name}: stretch rates' derivatives off the FD by {err}"
+        for f, value in zip(responses, values):
+            fd = (f(plus).value - f(minus).value) / (2.0 * h)
+            ddm = sens.gradient(value)[j]
+            assert abs(ddm - fd) < TOL * abs(fd), f"{p.name}: dF/dp {ddm:.9g} against FD {fd:.9g}"
+
+
+def test_slider_crank_step_study_of_the_rod_stiffness():
+    """The step study on the cubic-mass model (measured, u and v of all steps: 1.0e-2 at h = 1e-1, 1.1e-6 at
+    1e-3, 6.5e-9 at 1e-5, 1.2e-5 at 1e-8): both branches about the DDM."""
+    run, params, _, _ = _slider_crank()
+    sens = direct_sensitivities(run, params[:1])
+    steps = 10.0 ** -np.arange(1.0, 9.0)
+    errors = _step_study(sens, 0, run, run.asm.model, params[0], 1.0, steps)
+    _assert_two_branches(errors, steps, "slider-crank rod EI")
+
+
+def test_composed_mid_point_runs_are_differentiated_through_their_five_sub_steps():
+    """Slider-crank A on the composed scheme (each step five mid-point solves, the third backward),
+    10 steps: the states' and the mid-span deflection's derivatives against central differences."""
+    run, params, scales, nodes = _slider_crank("composed-mid-point", 10)
+    model = run.asm.model
+    sens = direct_sensitivities(run, params)
+    deflection = R.chord_deflection(run.asm, *nodes, scale=ROD)
+    value = R.final(deflection, sens.trajectory())
+    for j, p in enumerate(params):
+        h = 1e-5 * scales[j]
+        plus, minus = _central(run, model, p, h)
+        err = _errors(sens, j, plus, minus, h)
+        assert max(err.values()) < TOL, f"{p.name}: composed scheme's DDM off the FD by {err}"
+        fd = (R.final(deflection, plus).value - R.final(deflection, minus).value) / (2.0 * h)
+        assert abs(sens.gradient(value)[j] - fd) < TOL * abs(fd), f"{p.name}: dF/dp against FD {fd:.9g}"
+
+
+@pytest.mark.filterwarnings("ignore::flexmb.FlexmbWarning")        # the cut-backs' branch-change warnings
+def test_cut_back_steps_and_a_driven_director_dof():
+    """A spinning cubic-mass beam with a prescribed hub rotation (a driven director DOF) and Newton held to 4
+    iterations, so its two steps of 0.4 s are taken in halves and quarters: the derivatives go through each
+    piece. The re-runs take the same pieces with the default Newton settings (the same discrete map)."""
+    m = fm.Model(dim=2)
+    nodes = m.add_nodes(np.c_[np.linspace(0.0, 6.0, 4), np.zeros(4)])
+    m.add_beam2d(np.c_[nodes[:-1], nodes[1:]], EA=2.8e7, EI=1.4e4, rho_A=1.2, rho_I=2e-3, mass="cubic", name="beam",
+                 second_order=True)
+    m.fix(nodes[0], ["ux", "uy"])
+    m.prescribe(nodes[0], "rz", lambda t: 0.4 * t**2)
+    m.add_load(nodes[-1], "uy", lambda t: 2.0 * np.sin(3.0 * t))
+    asm = fm.Assembly(m)
+    v0 = np.zeros(asm.n_dof)
+    v0[asm.dofs.index(int(nodes[-1]), "uy")] = 0.3
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run = record(asm, 0.4, 0.8, v0=v0, newton=NewtonSettings(max_iterations=4), cutback_check="warn")
+    assert all(len(s.sizes) > 1 for s in run.steps)
+    params = [P.parameter(design.section_property("beam", "EI")), P.parameter(design.density_scale("beam"))]
+    sens = direct_sensitivities(run, params)
+    hub = asm.dofs.index(int(nodes[0]), "rz")
+    assert not sens.du[:, hub].any() and not sens.dv[:, hub].any()       # the drive depends on no parameter
+    for j, p in enumerate(params):
+        err = _errors(sens, j, *_central(run, m, p, 1e-5, NewtonSettings()), 1e-5)
+        assert max(err.values()) < TOL, f"{p.name}: DDM through cut-backs off the FD by {err}"
+
+
+def test_replayed_segments_give_the_kept_states_derivatives_bit_for_bit():
+    """A run that keeps every 7th state is replayed between them: the same states and derivatives as
+    the run that keeps them all."""
+    run, params, _, _ = _slider_crank()
+    sparse = record(run.asm, run.steps[0].dt, run.steps[-1].t_end, v0=run.states[0].v, keep_every=7)
+    every, some = direct_sensitivities(run, params), direct_sensitivities(sparse, params)
+    for name in ("u", "v", "stretch", "du", "dv", "dstretch"):
+        assert np.array_equal(getattr(every, name), getattr(some, name)), name
+
+
+def test_refusals_name_the_reason():
+    pendulum = fm.Model(dim=2)
+    bob = pendulum.add_rigid_body([0.0, -1.0], 1.0, 0.1, name="bob")
+    pendulum.add_joint("revolute", None, bob, at=[0.0, 0.0], name="hinge")
+    pendulum.set_gravity([0.0, -9.81])
+    with pytest.raises(ModelError, match="joint 'hinge'"):
+        direct_sensitivities(record(fm.Assembly(pendulum), 0.01, 0.02), [P.body_mass(bob)])
+    bar = fm.Model(dim=3)
+    n = bar.add_nodes(np.c_[np.linspace(0.0, 1.0, 3), np.zeros(3), np.zeros(3)])
+    bar.add_beam3d(np.c_[n[:-1], n[1:]], EA=1e5, GJ=50.0, EI_y=80.0, EI_z=90.0, rho_A=2.0, rho_I=[0.01, 0.005, 0.005],
+                   name="b3")
+    bar.fix(n[0], "all")
+    with pytest.raises(ModelError, match="spatial"):
+        direct_sensitivities(record(fm.Assembly(bar), 0.01, 0.02), [P.parameter(design.density_scale("b3"))])
+    model = _truss()
+    alpha = record(fm.Assembly(model), 2e-3, 4e-3, scheme="generalized-alpha")
+    with pytest.raises(ModelError, match="generalized-alpha"):
+        direct_sensitivities(alpha, [P.parameter(design.density_scale("truss"))])
+    run = record(fm.Assembly(model), 2e-3, 4e-3)
+    with pytest.raises(ModelError, match="at least one parameter"):
+        direct_sensitivities(run, [])
+    params = [P.parameter(design.density_scale("truss"))]
+    sens = direct_sensitivities(run, params)
+    energy = R.integral(R.kinetic_energy(run.asm), sens.trajectory(), parameters=params * 2)
+    with pytest.raises(ModelError, match="explicit partials of 2 parameters"):
+        sens.gradient(energy)
+
+
+def test_modified_newton_models_replayed_between_kept_states():
+    """A beam of 154 free DOFs runs on modified Newton (a step's iterates depend on the factorisation the
+    step before kept) and keeps every 5th state: the recursion replays the steps between them in the
+    run's order and differentiates the run's own states (the kept ones equal bit for bit); against
+    central differences."""
+    m = fm.Model(dim=2)
+    nodes = m.add_nodes(np.c_[np.linspace(0.0, 5.0, 52), np.zeros(52)])
+    m.add_beam2d(np.c_[nodes[:-1], nodes[1:]], EA=1e6, EI=50.0, rho_A=1.0, rho_I=1e-4, mass="lumped", name="beam")
+    m.fix(nodes[0], ["ux", "uy"])
+    m.set_gravity([0.0, -9.81])
+    asm = fm.Assembly(m)
+    assert asm.n_free >= MODIFIED_NEWTON_MIN_SIZE
+    run = record(asm, 0.005, 0.1, keep_every=5)
+    params = [P.parameter(design.section_property("beam", "EI")), P.parameter(design.density_scale("beam"))]
+    sens = direct_sensitivities(run, params)
+    assert all(np.array_equal(sens.u[k], s.u) and np.array_equal(sens.v[k], s.v) for k, s in run.states.items())
+    for j, p in enumerate(params):
+        err = _errors(sens, j, *_central(run, m, p, 1e-5), 1e-5)
+        assert max(err.values()) < TOL, f"{p.name}: DDM on modified Newton off the FD by {err}"
