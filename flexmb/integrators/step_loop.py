@@ -23,7 +23,7 @@ from flexmb.integrators.dissipative import GeneralizedAlpha
 from flexmb.integrators.schemes import MidPoint, Scheme, State
 
 if TYPE_CHECKING:
-    from flexmb.progress import Progress
+    from flexmb.integrators.time_stepping import _Run
 
 #: steps per compiled call: between calls the progress bar and the result file are updated
 CHUNK = 128
@@ -101,17 +101,17 @@ class CompiledSteps:
                     ends[j] = asm.external_force(t + step, u=state.u)
                 else:
                     starts[j] = asm.mid_point_external_force(t, t + step, state.u, state.u)[0]
-            except Exception:
+            except Exception:                   # the Python step calls it again and raises
                 count = j
                 break
             dts[j] = step
             t = target
         return dts[:count], values[:count], starts[:count], None if ends is None else ends[:count]
 
-    def run(self, fixed_run, t0: float, dt: float, first: int, last: int, bar: Progress) -> int:
+    def run(self, fixed_run: _Run, t0: float, dt: float, first: int, last: int) -> int:
         """Steps ``first`` .. ``last`` of dt from t0, from ``fixed_run.state``, in chunks, each end state
-        accepted by ``fixed_run.accept``; returns the number of the first step not taken (last + 1
-        when all were)."""
+        accepted by ``fixed_run.accept`` (which records it and moves the progress bar); returns the
+        number of the first step not taken (last + 1 when all were)."""
         history = fixed_run.history
         k = first
         while k <= last:

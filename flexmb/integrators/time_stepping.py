@@ -289,7 +289,7 @@ class _Run:
         k = k_done + 1
         while k <= n_steps:
             if compiled is not None:
-                k = compiled.run(self, t0, dt, k, n_steps, bar)
+                k = compiled.run(self, t0, dt, k, n_steps)
                 if k > n_steps:
                     break
             t_target = t0 + k * dt
