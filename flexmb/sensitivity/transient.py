@@ -72,7 +72,6 @@ from flexmb.integrators.time_stepping import (ALL_SCHEMES, MODIFIED_NEWTON_MIN_S
                                               TimeIntegrationError, _step, _sub_step, _verify_cutback, start_state)
 from flexmb.model import Model
 from flexmb.multibody.constraints import ConstraintTerms
-from flexmb.progress import Progress
 from flexmb.results import TimeHistory
 
 #: the end state of a step must zero its residual to this fraction of the step's force scale
@@ -195,12 +194,11 @@ class _Recorder:
         self.n_steps = n_steps = int(round((t_end - t0) / dt))
         self.stepper.kept_factorization = KeptFactorization()
         compiled = CompiledSteps.for_run(self.stepper, self.settings, False, MODIFIED_NEWTON_MIN_SIZE)
-        bar = Progress(t_end - t0, "record", "s", False)
         k = 1
         try:
             while k <= n_steps:
                 if compiled is not None:
-                    k = compiled.run(self, t0, dt, k, n_steps, bar)
+                    k = compiled.run(self, t0, dt, k, n_steps)
                     if k > n_steps:
                         break
                 t_target = t0 + k * dt
