@@ -1,0 +1,281 @@
+"""The discrete adjoint of mid-point runs without joints (issue 33, piece P7; internal, no public
+export yet).
+
+The run is the chain of Newton solves of :mod:`flexmb.sensitivity.midpoint` (its docstring gives the
+step map and its direct differentiation): per solve, from the start ``x_n = (u_n, v_n, s_n)``,
+
+    A U_{n+1}[free] = -(g_u U_n + g_v V_n + g_s S_n + g_p)[free],   U_{n+1}[prescribed] = 0,
+    V_{n+1} = 2/dt (U_{n+1} - U_n) - V_n   (rows off D; at D the director rule's partials),
+
+a linear map of (U_n, V_n, S_n) and of the parameters. A response ``F = sum_n f_n(x_n)``
+(:mod:`flexmb.sensitivity.responses`) has ``dF/dp = sum_n df_n/dx_n . X_n + explicit``; the adjoint
+carries ``mu = (mu_u, mu_v, mu_s) = dF/dx`` backwards instead, one solve at a time. With mu at the
+solve's end, ``w = mu_u + (dV_{n+1}/dU_{n+1})^T mu_v + (dS_{n+1}/dU_{n+1})^T mu_s`` (``2/dt mu_v`` off
+D; ``domega/ddth mu_v + ds/ddth mu_s`` at D), one transposed solve ``A^T psi = w[free]`` (psi zero on
+the prescribed rows) gives
+
+    mu_u <- -(w - mu_u) - g_u^T psi,                       (plus df/du_n of the responses)
+    mu_v <- -mu_v - g_v^T psi            (at D: -cos dth mu_v - sin dth mu_s - g_v^T psi),
+    mu_s <- sin dth mu_v - cos dth mu_s - g_s^T psi      (at D; zero elsewhere),
+    dF/dp += -psi . g_p,
+
+and the start state does not depend on p (dx_0/dp = 0), so the sum of ``-psi . g_p`` over all
+solves plus the responses' explicit partials is the gradient: the same number as the direct
+differentiation, to round-off. Several responses are columns of mu and psi (one factorisation per
+solve, one transposed solve with a right-hand side per response).
+
+**Cost** per solve: as the direct differentiation's (one residual with tangent and one
+factorisation at the solution, the start derivatives' element blocks, applied here transposed by
+``rmatvec``), and ``psi . g_p`` for all parameters from one evaluation of each distinct parameter
+*part*: parameters on single elements of one property (:func:`~flexmb.sensitivity.parameters.element_property`)
+share one evaluation of that property over the whole group, whose element shares
+(:meth:`~flexmb.sensitivity.parameters.TransientParameter.residual_shares`) they sum over their
+elements. So the cost does not grow with the number of such parameters; other kinds cost one
+residual-sized evaluation each.
+
+**Checkpointing** (two levels). The forward run (:func:`~flexmb.sensitivity.transient.record`)
+keeps every ``keep_every``-th state and the last; the reverse sweep takes the segments between kept
+states last to first, recomputes each segment's states from its first one (bit for bit, as the run
+took them: :func:`~flexmb.sensitivity.transient.sub_steps`) and runs its solves' adjoints backwards.
+Held at once: the kept states, ``ceil(N / k) + 1``, and one segment's solves' end states (k steps
+times the scheme's stages and cut-back pieces); each state holds u, v, a, the reactions and the
+stretch rates, n_dof floats each (:attr:`AdjointGradient.memory_bytes` counts them). Recomputed:
+each Newton solve whose end the run did not keep, once (``k - 1`` of every k steps, and every stage
+of a composed step: the run keeps no stages); ``keep_every = 1`` recomputes nothing for mid-point.
+
+The responses are :class:`~flexmb.sensitivity.responses.ResponseValue` objects evaluated on the
+run's states (:func:`trajectory`), and hold their state derivatives dF/dx_n at the steps they name,
+at the DOFs their signal reads (small, except for signals on every DOF such as the energies).
+:func:`trajectory` itself holds every state: it is the response evaluation's, not the sweep's,
+memory (a response evaluated during the forward run would not need it; not yet).
+
+Not covered (refused with a :class:`~flexmb.checks.ModelError` naming the reason): what the direct
+differentiation of :mod:`flexmb.sensitivity.midpoint` refuses (joints and ties, spatial rotations,
+other schemes), and responses on the joints' multipliers.
+"""
+from __future__ import annotations
+
+import dataclasses
+import weakref
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+import scipy.sparse as sp
+
+from flexmb.checks import ModelError
+from flexmb.elements.hermite_mass2d import director_step
+from flexmb.integrators.schemes import MidPoint, State
+from flexmb.sensitivity.inertia import InertiaMatrix
+from flexmb.sensitivity.matrices import StartMatrix
+from flexmb.sensitivity.midpoint import StepDerivative, _solves, check_model
+from flexmb.sensitivity.parameters import TransientParameter
+from flexmb.sensitivity.responses import ResponseValue, Trajectory
+from flexmb.sensitivity.transient import RecordedRun, step_jacobian
+
+#: the state fields a response of a run without joints can depend on
+_FIELDS = ("u", "v", "stretch")
+
+
+@dataclass
+class AdjointGradient:
+    """dF/dp of responses by the adjoint of a recorded run.
+
+    ``gradient`` (n_r, n_p): per response (rows, in the order given) and parameter, in the
+    response's unit per parameter unit; ``values`` (n_r,) the responses' values;
+    ``solves`` the Newton solves the sweep went through, ``recomputed`` those it recomputed
+    (their end states were not kept); ``states_held`` the largest number of states held at once
+    (kept states plus one segment's) and ``memory_bytes`` their arrays then (u, v, a, the
+    reactions and the stretch rates: n_dof floats of 8 bytes each)."""
+
+    parameters: list[TransientParameter]
+    gradient: np.ndarray
+    values: np.ndarray
+    solves: int = 0
+    recomputed: int = 0
+    states_held: int = 0
+    memory_bytes: int = 0
+
+
+def trajectory(run: RecordedRun) -> Trajectory:
+    """The states of every step of a recorded run (kept ones as kept, the others replayed), for
+    evaluating responses on; holds all N+1 states (the adjoint sweep itself holds fewer)."""
+    states = [run.states[0]]
+    for k in range(len(run.steps)):
+        states.append(run.states[k + 1] if k + 1 in run.states else _solves(run, k, states[-1])[-1][2])
+    stretch = None if states[0].stretch is None else [s.stretch for s in states]
+    return Trajectory([s.t for s in states], [s.u for s in states], [s.v for s in states], run.asm, stretch)
+
+
+class _ParameterTerms:
+    """psi . dg/dp (n_r, n_p) of all parameters at one solve: one evaluation per distinct part
+    (element-property parameters of one group and property share their group's)."""
+
+    def __init__(self, parameters: list[TransientParameter]) -> None:
+        self.n_p = len(parameters)
+        #: (parameter evaluated, [(column, elements or None)])
+        self.parts: list[tuple[TransientParameter, list[tuple[int, tuple[int, ...] | None]]]] = []
+        shared: dict[tuple, int] = {}
+        self._transposes: dict[int, tuple] = {}
+        self._element_weights: dict[tuple[int, int], np.ndarray] = {}
+        for j, p in enumerate(parameters):
+            if p.kind == "section property" and p.elements is not None:
+                key = (p.groups, p.prop)
+                if key not in shared:
+                    whole = dataclasses.replace(p, name=f"{p.prop} of {', '.join(p.groups)}", elements=None,
+                                                _parts=weakref.WeakKeyDictionary())
+                    shared[key] = len(self.parts)
+                    self.parts.append((whole, []))
+                self.parts[shared[key]][1].append((j, p.elements))
+            else:
+                self.parts.append((p, [(j, None)]))
+
+    def rmatvec(self, D: InertiaMatrix, y: np.ndarray) -> np.ndarray:
+        """D^T y, as :meth:`InertiaMatrix.rmatvec` but with the constant sparse parts' transposes
+        formed once per run (scipy's transpose costs more than the product on small models)."""
+        # one response: the element blocks' scatter of a vector (one bincount, not one per column)
+        out = StartMatrix.rmatvec(D, y[:, 0])[:, None] if y.shape[1] == 1 else StartMatrix.rmatvec(D, y)
+        for c, S in D.sparse:
+            kept = self._transposes.get(id(S))
+            if kept is None or kept[0] is not S:
+                kept = self._transposes[id(S)] = (S, sp.csr_matrix(S.T))
+            out += c * (kept[1] @ y)
+        return out
+
+    def __call__(self, stepper: MidPoint, start: State, dt: float, u1: np.ndarray, psi: np.ndarray) -> np.ndarray:
+        out = np.zeros((psi.shape[1], self.n_p))
+        for i, (p, members) in enumerate(self.parts):
+            columns = [j for j, _ in members]
+            for piece, (ed, share) in enumerate(p.residual_shares(stepper, start, dt, u1)):
+                # each element's psi . share (n_el, n_r), summed over each member's elements
+                out[:, columns] += np.einsum("ei,eir->er", share, psi[ed]).T @ self._weights(i, piece, ed.shape[0])
+        return out
+
+    def _weights(self, part: int, piece: int, n_el: int) -> np.ndarray:
+        """(n_el, n_members) of a part's piece: 1 where the member parameter acts on the element."""
+        key = (part, piece)
+        if key not in self._element_weights:
+            members = self.parts[part][1]
+            W = np.zeros((n_el, len(members)))
+            for m, (_, elements) in enumerate(members):
+                W[slice(None) if elements is None else list(elements), m] = 1.0
+            self._element_weights[key] = W
+        return self._element_weights[key]
+
+
+def _seeds(responses: Sequence[ResponseValue], n_states: int) -> dict[int, list[tuple[str, int, np.ndarray,
+                                                                                       np.ndarray]]]:
+    """Per step, the responses' state derivatives there: (field, response, DOFs (k,), values (k,))."""
+    out: dict[int, list] = {}
+    for r, response in enumerate(responses):
+        grad = response.gradient
+        if grad.steps.size and (grad.steps.min() < 0 or grad.steps.max() >= n_states):
+            raise ModelError(f"adjoint: response {r} names step {int(grad.steps.max())}, the run has steps "
+                             f"0 .. {n_states - 1}; evaluate it on this run's trajectory")
+        for name, (dofs, values) in grad.parts.items():
+            if name not in _FIELDS:
+                raise ModelError(f"adjoint: response {r} depends on the run's {name}, which runs without joints "
+                                 "do not have")
+            for m, step in enumerate(grad.steps):
+                out.setdefault(int(step), []).append((name, r, np.asarray(dofs), np.asarray(values[m])))
+    return out
+
+
+def adjoint_gradient(run: RecordedRun, parameters: Sequence[TransientParameter],
+                     responses: Sequence[ResponseValue]) -> AdjointGradient:
+    """dF/dp (n_r, n_p) of the responses (evaluated on the run's states, :func:`trajectory`) with
+    respect to the parameters, by the discrete adjoint of the recorded run (mid-point or composed
+    mid-point, without joints and spatial rotations): a reverse sweep over its Newton solves with
+    the run's kept states as checkpoints (module docstring). Equal to the direct differentiation's
+    gradients to round-off; its cost does not grow with the number of element-property parameters."""
+    stepper, asm = run.stepper, run.asm
+    check_model(asm, stepper)
+    parameters, responses = list(parameters), list(responses)
+    if not parameters:
+        raise ModelError("adjoint: give at least one parameter")
+    if not responses:
+        raise ModelError("adjoint: give at least one response")
+    for p in parameters:
+        if not isinstance(p, TransientParameter):
+            raise ModelError(f"adjoint: expected flexmb.sensitivity.parameters parameters, got {p!r}")
+    for r in responses:
+        if not isinstance(r, ResponseValue):
+            raise ModelError(f"adjoint: expected response values of flexmb.sensitivity.responses, got {r!r}")
+    n, n_r, N = asm.n_dof, len(responses), len(run.steps)
+    derivative = StepDerivative(asm, parameters)
+    terms = _ParameterTerms(parameters)
+    seeds = _seeds(responses, N + 1)
+    mu = {name: np.zeros((n, n_r)) for name in _FIELDS}
+
+    def seed(k: int) -> None:
+        for name, r, dofs, values in seeds.get(k, ()):
+            np.add.at(mu[name][:, r], dofs, values)
+
+    grad = np.zeros((n_r, len(parameters)))
+    kept = sorted(run.states)
+    if kept[0] != 0 or kept[-1] != N:
+        raise ModelError("adjoint: the run must keep its start and last states (record keeps them)")
+    solves = recomputed = held = memory = 0
+    seed(N)
+    for first, last in zip(kept[-2::-1], kept[:0:-1]):
+        # the segment's solves, recomputed from its first kept state as the run took them
+        segment, state = [], run.states[first]
+        for k in range(first, last):
+            pieces = _solves(run, k, state)
+            recomputed += len(pieces) - (k + 1 in run.states and pieces[-1][2] is run.states[k + 1])
+            segment.append(pieces)
+            state = pieces[-1][2]
+        count = len(kept) + sum(len(p) for p in segment)
+        if count > held:
+            held = count
+            memory = sum(_nbytes(s) for s in run.states.values()) + sum(_nbytes(p[2]) for ps in segment for p in ps)
+        for k in range(last - 1, first - 1, -1):
+            for start, dt, end in reversed(segment[k - first]):
+                grad -= _solve_adjoint(derivative, terms, stepper, start, dt, end, mu)
+                solves += 1
+            seed(k)
+    explicit = [np.asarray(r.parameter_gradient, dtype=float) for r in responses]
+    for r, e in enumerate(explicit):
+        if e.size:
+            if e.size != len(parameters):
+                raise ModelError(f"adjoint: response {r} holds explicit partials of {e.size} parameters, the "
+                                 f"gradient is of {len(parameters)}; evaluate it with the same parameters")
+            grad[r] += e
+    return AdjointGradient(parameters, grad, np.array([r.value for r in responses]), solves, recomputed, held,
+                           memory)
+
+
+def _nbytes(s: State) -> int:
+    """The bytes of a state's arrays."""
+    arrays = (s.u, s.v, s.a, s.reaction, s.lam, s.constraint_force, s.stretch)
+    return sum(a.nbytes for a in arrays if a is not None)
+
+
+def _solve_adjoint(derivative: StepDerivative, terms: _ParameterTerms, stepper: MidPoint, start: State, dt: float,
+                   end: State, mu: dict[str, np.ndarray]) -> np.ndarray:
+    """One Newton solve's adjoint (module docstring): mu (n_dof, n_r) per field, at the solve's end on
+    entry, replaced by mu at its start; returns psi . dg/dp (n_r, n_p)."""
+    asm = derivative.asm
+    free, dd = asm.dofs.free, asm.director_dofs
+    u0, u1 = start.u, end.u
+    mu_u, mu_v, mu_s = mu["u"], mu["v"], mu["stretch"]
+    # w: mu on U_{n+1} through the end rates
+    w = mu_u + (2.0 / dt) * mu_v
+    if dd.size:
+        dth, w0, s0 = u1[dd] - u0[dd], start.v[dd], start.stretch[dd]
+        c, s = np.cos(dth)[:, None], np.sin(dth)[:, None]
+        dw_dth = director_step(dth, w0, s0, asm.director_inertia, dt)[2][:, None]
+        ds_dth = ((2.0 / dt + s0) * np.sin(dth) - w0 * np.cos(dth))[:, None]
+        w[dd] = mu_u[dd] + dw_dth * mu_v[dd] + ds_dth * mu_s[dd]
+    psi = np.zeros_like(mu_u)
+    if free.size:
+        psi[free] = step_jacobian(stepper, start, dt, end).solve(w[free], transpose=True)
+    inertia = derivative.inertia.residual(u0, u1, start.v, start.stretch, dt)
+    new_u = mu_u - w - terms.rmatvec(derivative.forces.residual(u0, u1, dt) + inertia.u, psi)
+    new_v = -mu_v - terms.rmatvec(inertia.v, psi)
+    new_s = np.zeros_like(mu_s)
+    if dd.size:
+        new_v[dd] += mu_v[dd] - c * mu_v[dd] - s * mu_s[dd]
+        new_s[dd] = s * mu_v[dd] - c * mu_s[dd] - terms.rmatvec(inertia.stretch, psi)[dd]
+    mu["u"], mu["v"], mu["stretch"] = new_u, new_v, new_s
+    return terms(stepper, start, dt, u1, psi)

@@ -1,0 +1,130 @@
+"""The discrete adjoint of mid-point runs (issue 33, piece P7, flexmb/sensitivity/adjoint.py): its
+gradients equal the direct differentiation's (P5, itself checked against central differences of
+re-runs in test_sensitivity_midpoint.py) to round-off, for several responses at once, with every
+state kept or every 7th (the segments recomputed), on the plain and the composed mid-point scheme."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import flexmb as fm
+from flexmb.checks import ModelError
+from flexmb.cms import design
+from flexmb.sensitivity import parameters as P
+from flexmb.sensitivity import responses as R
+from flexmb.sensitivity.adjoint import adjoint_gradient, trajectory
+from flexmb.sensitivity.midpoint import direct_sensitivities
+from flexmb.sensitivity.transient import record
+from flexmb.validation.slider_crank import ROD
+from test_sensitivity_midpoint import LINEAR_CASES, _slider_crank
+
+#: the brief's agreement of adjoint and direct differentiation (relative to each response's largest entry)
+TOL = 1e-10
+
+
+def _responses(run, signal, rho: float, params) -> list[R.ResponseValue]:
+    """The signal at the last step, the time integral of the kinetic energy (explicit partials in the
+    masses) and a KS maximum of the signal, on the run's states."""
+    traj = trajectory(run)
+    return [R.final(signal, traj, parameters=params),
+            R.integral(R.kinetic_energy(run.asm), traj, parameters=params),
+            R.ks_max(signal, traj, rho=rho, parameters=params)]
+
+
+def _compare(run, params, responses):
+    """The adjoint's result, its gradient asserted equal to the direct differentiation's, response by
+    response."""
+    sens = direct_sensitivities(run, params)
+    adjoint = adjoint_gradient(run, params, responses)
+    assert adjoint.gradient.shape == (len(responses), len(params))
+    for r, response in enumerate(responses):
+        ddm = sens.gradient(response)
+        scale = np.abs(ddm).max()
+        assert scale > 0.0
+        err = np.abs(adjoint.gradient[r] - ddm).max() / scale
+        assert err < TOL, f"response {r}: adjoint {adjoint.gradient[r]} against DDM {ddm} ({err:.2e})"
+    assert np.array_equal(adjoint.values, [r.value for r in responses])
+    return adjoint
+
+
+def _record(build, dt: float, n: int, keep_every: int):
+    return record(fm.Assembly(build()), dt, n * dt, keep_every=keep_every)
+
+
+@pytest.mark.parametrize("label", list(LINEAR_CASES))
+def test_adjoint_equals_ddm_on_truss_and_beam_with_every_and_every_7th_state_kept(label):
+    build, dt, n, make = LINEAR_CASES[label]
+    gradients = []
+    for keep_every in (1, 7):
+        run = _record(build, dt, n, keep_every)
+        params = make()
+        # the loaded tip's vertical displacement: truss node 7 (top right), beam node 4 (tip)
+        signal = R.dof(run.asm, 7 if label == "truss" else 4, "uy")
+        scale = float(np.abs(trajectory(run).u).max())
+        result = _compare(run, params, _responses(run, signal, 50.0 / scale, params))
+        gradients.append(result.gradient)
+        assert result.solves == n
+        # every 7th state and the last kept: the others' solves recomputed once, each
+        kept = len(run.states)
+        assert kept == (n + 1 if keep_every == 1 else n // keep_every + 2)
+        assert result.recomputed == n + 1 - kept
+        # the memory bound: the kept states and one segment's, each u, v, a and the reactions (n_dof floats;
+        # the start state holds its constraint forces too)
+        assert result.states_held == kept + keep_every
+        per_state = 4 * run.asm.n_dof * 8
+        held = result.states_held * per_state
+        assert held <= result.memory_bytes <= held + run.asm.n_dof * 8
+    # recomputed segments are the run's states bit for bit: the same gradients
+    assert np.array_equal(gradients[0], gradients[1])
+
+
+@pytest.mark.parametrize("scheme, n_steps", [("mid-point", 20), ("composed-mid-point", 8)])
+def test_adjoint_equals_ddm_on_the_slider_crank_cubic_mass_rod(scheme, n_steps):
+    """Slider-crank A (cubic-mass rod: director DOFs and stretch rates) on the rod's EI, rho_A and the
+    slider's point mass: the mid-span deflection at the last step, the kinetic energy's integral and a
+    KS maximum of the deflection; the composed scheme through its five solves a step."""
+    gradients = []
+    for keep_every in (1, 7):
+        run, params, _, nodes = _slider_crank(scheme, n_steps)
+        if keep_every > 1:
+            s0 = run.states[0]
+            run = record(run.asm, run.steps[0].dt, n_steps * run.steps[0].dt, v0=s0.v, scheme=scheme,
+                         keep_every=keep_every)
+        deflection = R.chord_deflection(run.asm, *nodes, scale=ROD)
+        gradients.append(_compare(run, params, _responses(run, deflection, 5e3, params)).gradient)
+    assert np.allclose(gradients[0], gradients[1], rtol=1e-13, atol=0.0)
+
+
+def test_element_parameters_share_their_group_evaluation():
+    """Per-element EI multipliers of the cantilever (evaluated once over the group and summed by element)
+    sum to the group's multiplier, and match the direct differentiation of each."""
+    build, dt, n, _ = LINEAR_CASES["lumped Beam2D"]
+    run = _record(build, dt, n, 1)
+    params = [P.element_property("beam", "EI", [e]) for e in range(4)] + [
+        P.element_property("beam", "EI", [1, 3]), P.parameter(design.section_property("beam", "EI"))]
+    signal = R.dof(run.asm, 4, "uy")
+    grad = _compare(run, params, [R.final(signal, trajectory(run), parameters=params)]).gradient[0]
+    assert abs(grad[:4].sum() - grad[5]) < 1e-12 * abs(grad[5])
+    assert abs(grad[1] + grad[3] - grad[4]) < 1e-12 * abs(grad[4])
+
+
+def test_refusals_name_the_reason():
+    build, dt, n, make = LINEAR_CASES["truss"]
+    run = _record(build, dt, 3, 1)
+    params = make()
+    response = R.final(R.dof(run.asm, 7, "uy"), trajectory(run))
+    with pytest.raises(ModelError, match="at least one parameter"):
+        adjoint_gradient(run, [], [response])
+    with pytest.raises(ModelError, match="response values"):
+        adjoint_gradient(run, params, [1.0])
+    longer = _record(build, dt, 5, 1)
+    with pytest.raises(ModelError, match="names step 5"):
+        adjoint_gradient(run, params, [R.final(R.dof(longer.asm, 7, "uy"), trajectory(longer))])
+    pendulum = fm.Model(dim=2)
+    body = pendulum.add_rigid_body([0.5, 0.0], 1.0, 0.1, name="bob")
+    pendulum.add_joint("revolute", None, body, at=[0.0, 0.0], name="pin")
+    pendulum.set_gravity([0.0, -9.81])
+    jointed = record(fm.Assembly(pendulum), 1e-2, 2e-2)
+    with pytest.raises(ModelError, match="joint 'pin'"):
+        adjoint_gradient(jointed, [P.body_mass(body)], [R.final(R.dof(jointed.asm, body.node, "uy"),
+                                                                  trajectory(jointed))])
