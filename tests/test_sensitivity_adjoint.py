@@ -1,7 +1,8 @@
 """The discrete adjoint of mid-point runs (issue 33, piece P7, flexmb/sensitivity/adjoint.py): its
 gradients equal the direct differentiation's (P5, itself checked against central differences of
 re-runs in test_sensitivity_midpoint.py) to round-off, for several responses at once, with every
-state kept or every 7th (the segments recomputed), on the plain and the composed mid-point scheme."""
+state kept or every 7th (the segments recomputed), on the plain and the composed mid-point scheme, and
+with planar joints (responses on multipliers and joint reactions, a drive's amplitude)."""
 from __future__ import annotations
 
 import numpy as np
@@ -13,10 +14,12 @@ from flexmb.cms import design
 from flexmb.sensitivity import parameters as P
 from flexmb.sensitivity import responses as R
 from flexmb.sensitivity.adjoint import adjoint_gradient, trajectory
+from flexmb.sensitivity.constraints import drive_amplitude
 from flexmb.sensitivity.midpoint import direct_sensitivities
 from flexmb.sensitivity.transient import record
 from flexmb.validation.slider_crank import ROD
-from test_sensitivity_midpoint import LINEAR_CASES, _slider_crank
+from test_sensitivity_midpoint import (JOINT_STEPS, LINEAR_CASES, _jointed_mechanism, _jointed_responses,
+                                      _jointed_run, _slider_crank)
 
 #: the brief's agreement of adjoint and direct differentiation (relative to each response's largest entry)
 TOL = 1e-10
@@ -124,7 +127,45 @@ def test_refusals_name_the_reason():
     body = pendulum.add_rigid_body([0.5, 0.0], 1.0, 0.1, name="bob")
     pendulum.add_joint("revolute", None, body, at=[0.0, 0.0], name="pin")
     pendulum.set_gravity([0.0, -9.81])
+    cart = pendulum.add_nodes(np.array([[2.0, 0.0]]))[0]
+    pendulum.add_point_mass(int(cart), 1.0)
+    pendulum.prescribe(int(cart), "ux", lambda t: 0.1 * t**2)
     jointed = record(fm.Assembly(pendulum), 1e-2, 2e-2)
-    with pytest.raises(ModelError, match="joint 'pin'"):
-        adjoint_gradient(jointed, [P.body_mass(body)], [R.final(R.dof(jointed.asm, body.node, "uy"),
-                                                                  trajectory(jointed))])
+    with pytest.raises(ModelError, match="adjoint: parameter 'amplitude of node 1 ux'.*prescribed motion"):
+        adjoint_gradient(jointed, [P.body_mass(body), drive_amplitude(node=int(cart), dof="ux")],
+                         [R.final(R.dof(jointed.asm, body.node, "uy"), trajectory(jointed))])
+
+
+@pytest.mark.parametrize("scheme, n_steps", [("mid-point", JOINT_STEPS), ("composed-mid-point", 10)])
+def test_adjoint_equals_ddm_on_the_jointed_mechanism(scheme, n_steps):
+    """The double pendulum with joints (test_sensitivity_midpoint: the DDM there against re-runs): the
+    spring and damper rates of the pivot's spring-damper, the lower link's mass, the upper link's EI and
+    the elbow drive's amplitude; a DOF at the last step, a joint reaction and a multiplier at a step (their
+    seeds on the multipliers enter the transposed solves) and an integral, all in one sweep, every state
+    or every 7th kept (the same bits)."""
+    gradients = []
+    for keep_every in (1, 7):
+        model, params = _jointed_mechanism()
+        run = _jointed_run(model, scheme, n_steps, keep_every)
+        plist = list(params.values())
+        responses = _jointed_responses(run.asm, trajectory(run), plist)
+        assert "multipliers" in responses[1].gradient.parts and "multipliers" in responses[2].gradient.parts
+        result = _compare(run, plist, responses)
+        assert result.solves == n_steps * len(run.stepper.stages)
+        gradients.append(result.gradient)
+    assert np.array_equal(gradients[0], gradients[1])
+
+
+def test_adjoint_multiplier_seeds_are_spent_by_their_solve():
+    """A response on the multipliers of one state only (the elbow's second multiplier at step 12): its
+    gradient comes from the transposed solve of step 12 alone and the steps before it; the same response
+    at the start state (whose multipliers are zero and do not depend on p) has a zero gradient."""
+    model, params = _jointed_mechanism()
+    run = _jointed_run(model, "mid-point", 15)
+    plist = list(params.values())
+    traj = trajectory(run)
+    at12 = R.at(R.multiplier(3), traj, step=12, parameters=plist)
+    at0 = R.at(R.multiplier(3), traj, step=0, parameters=plist)
+    result = _compare(run, plist, [at12])
+    assert np.abs(result.gradient).min() > 0.0
+    assert not adjoint_gradient(run, plist, [at0]).gradient.any()

@@ -1,5 +1,5 @@
-"""The discrete adjoint of mid-point runs without joints (issue 33, piece P7; internal, no public
-export yet).
+"""The discrete adjoint of mid-point runs, planar joints included (issue 33, piece P7; internal, no
+public export yet).
 
 The run is the chain of Newton solves of :mod:`flexmb.sensitivity.midpoint` (its docstring gives the
 step map and its direct differentiation): per solve, from the start ``x_n = (u_n, v_n, s_n)``,
@@ -23,6 +23,14 @@ and the start state does not depend on p (dx_0/dp = 0), so the sum of ``-psi . g
 solves plus the responses' explicit partials is the gradient: the same number as the direct
 differentiation, to round-off. Several responses are columns of mu and psi (one factorisation per
 solve, one transposed solve with a right-hand side per response).
+
+**Joints** (planar). The solve's unknowns are ``(u_{n+1}[free], lambda_{n+1})`` and its rows
+``(g + G_m^T lambda, Phi)`` (:mod:`flexmb.sensitivity.midpoint`); the multipliers are an output of
+the solve that ends in a state, not an input of the next (``dR/dlambda_n = 0``). So a response's
+derivative with respect to a state's multipliers, ``mu_lambda``, joins the transposed solve's
+right-hand side, ``A^T [psi_g; psi_Phi] = [w[free]; mu_lambda]``, and is then spent (zero before
+the solve); ``g_u`` gains the joint force's start derivative ``J_u``, and a joint drive's amplitude
+adds ``-(psi_g . J_p + psi_Phi . dPhi/dp)`` to dF/dp.
 
 **Cost** per solve: as the direct differentiation's (one residual with tangent and one
 factorisation at the solution, the start derivatives' element blocks, applied here transposed by
@@ -50,8 +58,8 @@ at the DOFs their signal reads (small, except for signals on every DOF such as t
 memory (a response evaluated during the forward run would not need it; not yet).
 
 Not covered (refused with a :class:`~flexmb.checks.ModelError` naming the reason): what the direct
-differentiation of :mod:`flexmb.sensitivity.midpoint` refuses (joints and ties, spatial rotations,
-other schemes), and responses on the joints' multipliers.
+differentiation of :mod:`flexmb.sensitivity.midpoint` refuses (ties to modal bodies, spatial
+rotations, other schemes, a prescribed motion's amplitude).
 """
 from __future__ import annotations
 
@@ -66,15 +74,16 @@ import scipy.sparse as sp
 from flexmb.checks import ModelError
 from flexmb.elements.hermite_mass2d import director_step
 from flexmb.integrators.schemes import MidPoint, State
+from flexmb.sensitivity.constraints import DriveAmplitude
 from flexmb.sensitivity.inertia import InertiaMatrix
 from flexmb.sensitivity.matrices import StartMatrix
-from flexmb.sensitivity.midpoint import StepDerivative, _solves, check_model
+from flexmb.sensitivity.midpoint import StepDerivative, _solves, check_model, check_parameters
 from flexmb.sensitivity.parameters import TransientParameter
 from flexmb.sensitivity.responses import ResponseValue, Trajectory
 from flexmb.sensitivity.transient import RecordedRun, step_jacobian
 
-#: the state fields a response of a run without joints can depend on
-_FIELDS = ("u", "v", "stretch")
+#: the state fields a response of a run can depend on
+_FIELDS = ("u", "v", "stretch", "multipliers")
 
 
 @dataclass
@@ -88,7 +97,7 @@ class AdjointGradient:
     (kept states plus one segment's) and ``memory_bytes`` their arrays then (u, v, a, the
     reactions and the stretch rates: n_dof floats of 8 bytes each)."""
 
-    parameters: list[TransientParameter]
+    parameters: list[TransientParameter | DriveAmplitude]
     gradient: np.ndarray
     values: np.ndarray
     solves: int = 0
@@ -104,22 +113,28 @@ def trajectory(run: RecordedRun) -> Trajectory:
     for k in range(len(run.steps)):
         states.append(run.states[k + 1] if k + 1 in run.states else _solves(run, k, states[-1])[-1][2])
     stretch = None if states[0].stretch is None else [s.stretch for s in states]
-    return Trajectory([s.t for s in states], [s.u for s in states], [s.v for s in states], run.asm, stretch)
+    multipliers = [s.lam for s in states] if run.asm.constraints is not None else None
+    return Trajectory([s.t for s in states], [s.u for s in states], [s.v for s in states], run.asm, stretch,
+                      multipliers)
 
 
 class _ParameterTerms:
     """psi . dg/dp (n_r, n_p) of all parameters at one solve: one evaluation per distinct part
     (element-property parameters of one group and property share their group's)."""
 
-    def __init__(self, parameters: list[TransientParameter]) -> None:
+    def __init__(self, parameters: list[TransientParameter | DriveAmplitude]) -> None:
         self.n_p = len(parameters)
+        #: (column, drive amplitude): evaluated by the step derivative's parameter_terms
+        self.drives: list[tuple[int, DriveAmplitude]] = []
         #: (parameter evaluated, [(column, elements or None)])
         self.parts: list[tuple[TransientParameter, list[tuple[int, tuple[int, ...] | None]]]] = []
         shared: dict[tuple, int] = {}
         self._transposes: dict[int, tuple] = {}
         self._element_weights: dict[tuple[int, int], np.ndarray] = {}
         for j, p in enumerate(parameters):
-            if p.kind == "section property" and p.elements is not None:
+            if isinstance(p, DriveAmplitude):
+                self.drives.append((j, p))
+            elif p.kind == "section property" and p.elements is not None:
                 key = (p.groups, p.prop)
                 if key not in shared:
                     whole = dataclasses.replace(p, name=f"{p.prop} of {', '.join(p.groups)}", elements=None,
@@ -142,8 +157,17 @@ class _ParameterTerms:
             out += c * (kept[1] @ y)
         return out
 
-    def __call__(self, stepper: MidPoint, start: State, dt: float, u1: np.ndarray, psi: np.ndarray) -> np.ndarray:
+    def __call__(self, derivative: StepDerivative, stepper: MidPoint, start: State, dt: float, end: State,
+                 psi: np.ndarray, psi_phi: np.ndarray) -> np.ndarray:
+        """psi . dg/dp + psi_phi . dPhi/dp (n_r, n_p) for the adjoint vectors psi (n_dof, n_r) on the
+        residual's rows and psi_phi (n_c, n_r) on the constraint rows."""
+        u1 = end.u
         out = np.zeros((psi.shape[1], self.n_p))
+        for j, p in self.drives:
+            g_p, phi_p = derivative.parameter_terms(stepper, start, dt, end, p)
+            out[:, j] = phi_p @ psi_phi
+            if g_p is not None:
+                out[:, j] += g_p @ psi
         for i, (p, members) in enumerate(self.parts):
             columns = [j for j, _ in members]
             for piece, (ed, share) in enumerate(p.residual_shares(stepper, start, dt, u1)):
@@ -174,30 +198,25 @@ def _seeds(responses: Sequence[ResponseValue], n_states: int) -> dict[int, list[
                              f"0 .. {n_states - 1}; evaluate it on this run's trajectory")
         for name, (dofs, values) in grad.parts.items():
             if name not in _FIELDS:
-                raise ModelError(f"adjoint: response {r} depends on the run's {name}, which runs without joints "
-                                 "do not have")
+                raise ModelError(f"adjoint: response {r} depends on the run's {name}, which the adjoint does not "
+                                 f"carry (it carries {', '.join(_FIELDS)})")
             for m, step in enumerate(grad.steps):
                 out.setdefault(int(step), []).append((name, r, np.asarray(dofs), np.asarray(values[m])))
     return out
 
 
-def adjoint_gradient(run: RecordedRun, parameters: Sequence[TransientParameter],
+def adjoint_gradient(run: RecordedRun, parameters: Sequence[TransientParameter | DriveAmplitude],
                      responses: Sequence[ResponseValue]) -> AdjointGradient:
     """dF/dp (n_r, n_p) of the responses (evaluated on the run's states, :func:`trajectory`) with
     respect to the parameters, by the discrete adjoint of the recorded run (mid-point or composed
-    mid-point, without joints and spatial rotations): a reverse sweep over its Newton solves with
+    mid-point, planar joints included, no spatial rotations): a reverse sweep over its Newton solves with
     the run's kept states as checkpoints (module docstring). Equal to the direct differentiation's
     gradients to round-off; its cost does not grow with the number of element-property parameters."""
     stepper, asm = run.stepper, run.asm
     check_model(asm, stepper)
-    parameters, responses = list(parameters), list(responses)
-    if not parameters:
-        raise ModelError("adjoint: give at least one parameter")
+    parameters, responses = check_parameters(asm, parameters, "adjoint"), list(responses)
     if not responses:
         raise ModelError("adjoint: give at least one response")
-    for p in parameters:
-        if not isinstance(p, TransientParameter):
-            raise ModelError(f"adjoint: expected flexmb.sensitivity.parameters parameters, got {p!r}")
     for r in responses:
         if not isinstance(r, ResponseValue):
             raise ModelError(f"adjoint: expected response values of flexmb.sensitivity.responses, got {r!r}")
@@ -205,7 +224,8 @@ def adjoint_gradient(run: RecordedRun, parameters: Sequence[TransientParameter],
     derivative = StepDerivative(asm, parameters)
     terms = _ParameterTerms(parameters)
     seeds = _seeds(responses, N + 1)
-    mu = {name: np.zeros((n, n_r)) for name in _FIELDS}
+    n_c = asm.constraints.n if asm.constraints is not None else 0
+    mu = {name: np.zeros((n_c if name == "multipliers" else n, n_r)) for name in _FIELDS}
 
     def seed(k: int) -> None:
         for name, r, dofs, values in seeds.get(k, ()):
@@ -253,10 +273,12 @@ def _nbytes(s: State) -> int:
 
 def _solve_adjoint(derivative: StepDerivative, terms: _ParameterTerms, stepper: MidPoint, start: State, dt: float,
                    end: State, mu: dict[str, np.ndarray]) -> np.ndarray:
-    """One Newton solve's adjoint (module docstring): mu (n_dof, n_r) per field, at the solve's end on
-    entry, replaced by mu at its start; returns psi . dg/dp (n_r, n_p)."""
+    """One Newton solve's adjoint (module docstring): mu (n_dof, n_r) per field (the multipliers'
+    (n_c, n_r)), at the solve's end on entry, replaced by mu at its start; returns psi . dg/dp
+    (n_r, n_p)."""
     asm = derivative.asm
     free, dd = asm.dofs.free, asm.director_dofs
+    mu_lam = mu["multipliers"]
     u0, u1 = start.u, end.u
     mu_u, mu_v, mu_s = mu["u"], mu["v"], mu["stretch"]
     # w: mu on U_{n+1} through the end rates
@@ -268,14 +290,17 @@ def _solve_adjoint(derivative: StepDerivative, terms: _ParameterTerms, stepper: 
         ds_dth = ((2.0 / dt + s0) * np.sin(dth) - w0 * np.cos(dth))[:, None]
         w[dd] = mu_u[dd] + dw_dth * mu_v[dd] + ds_dth * mu_s[dd]
     psi = np.zeros_like(mu_u)
-    if free.size:
-        psi[free] = step_jacobian(stepper, start, dt, end).solve(w[free], transpose=True)
-    inertia = derivative.inertia.residual(u0, u1, start.v, start.stretch, dt)
-    new_u = mu_u - w - terms.rmatvec(derivative.forces.residual(u0, u1, dt) + inertia.u, psi)
+    psi_phi = np.zeros_like(mu_lam)
+    if free.size or mu_lam.shape[0]:
+        y = step_jacobian(stepper, start, dt, end).solve(np.concatenate([w[free], mu_lam]), transpose=True)
+        psi[free], psi_phi = y[:free.size], y[free.size:]
+    D, inertia = derivative.start_matrix(start, dt, end)
+    new_u = mu_u - w - terms.rmatvec(D, psi)
     new_v = -mu_v - terms.rmatvec(inertia.v, psi)
     new_s = np.zeros_like(mu_s)
     if dd.size:
         new_v[dd] += mu_v[dd] - c * mu_v[dd] - s * mu_s[dd]
         new_s[dd] = s * mu_v[dd] - c * mu_s[dd] - terms.rmatvec(inertia.stretch, psi)[dd]
-    mu["u"], mu["v"], mu["stretch"] = new_u, new_v, new_s
-    return terms(stepper, start, dt, u1, psi)
+    # the solve's multipliers are its output alone: their seeds are spent
+    mu["u"], mu["v"], mu["stretch"], mu["multipliers"] = new_u, new_v, new_s, np.zeros_like(mu_lam)
+    return terms(derivative, stepper, start, dt, end, psi, psi_phi)
