@@ -171,6 +171,24 @@ def _modal() -> None:
             model.add_joint("revolute", None, frame, **({"axis": [0.0, 0.0, 1.0]} if dim == 3 else {}))
             model.set_gravity([0.0, -9.81] + [0.0] * (dim - 2))
             _dynamics(model)
+    # without weight on a driven joint: the one-call spatial mid-point step (flexmb.compiled.spatial_group),
+    # and its augmented residual alone
+    model = fm.Model(dim=3)
+    frame = model.add_node(np.zeros(3))
+    model.add_modal_body(data, node=frame)
+    model.add_joint("revolute", None, frame, axis=[0.0, 0.0, 1.0], drive=lambda t: t**2)
+    _dynamics(model, ("mid-point",))
+    _spatial_joint_residual(fm.Assembly(model))
+
+
+def _spatial_joint_residual(asm: fm.Assembly) -> None:
+    """The augmented residual of the one-call spatial step at rest, with and without its Jacobian."""
+    from flexmb.integrators.schemes import MidPoint
+
+    scheme = MidPoint(asm)
+    s = scheme.initial_state(0.0, np.zeros(asm.n_dof), np.zeros(asm.n_dof))
+    for tangent in (True, False):
+        scheme._joint_residual(s, DT, np.zeros(asm.n_dof), np.zeros(asm.constraints.n), 1.0, 1.0, tangent)
 
 
 #: kernel set -> (what it runs, its warm-up); ``flexmb compile --only SET`` runs one

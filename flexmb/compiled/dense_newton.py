@@ -1,11 +1,14 @@
 """The loop of a compiled full-Newton step solve with the dense LU, shared by the schemes' one-call
-steps (:mod:`flexmb.compiled.mid_point_group`, :mod:`flexmb.compiled.alpha_group`).
+steps (:mod:`flexmb.compiled.mid_point_group`, :mod:`flexmb.compiled.alpha_group`,
+:mod:`flexmb.compiled.spatial_group`).
 
 Each scheme's solve evaluates its own residual and hands it to :func:`newton_iteration`, which does
 the rest of one pass of :func:`flexmb.integrators.newton.newton_solve` (full Newton, additive
 corrections, its convergence tests in the same order and with the same norms): the tests of the last
 correction, the residual norm, the LU of the Jacobian, the correction with the cap of the planar
-rotations and the update of u1. newton_solve is the specification; the schemes' tests check that
+rotations and the update of u1. Solves whose update is not additive (spatial rotations, multipliers)
+call its first part, :func:`newton_correction`, and update the unknowns themselves.
+newton_solve is the specification; the schemes' tests check that
 both give the same iterates and logs (both take their norms from
 :func:`flexmb.compiled.sparse_ops.norm`).
 """
@@ -54,6 +57,34 @@ def newton_iteration(evaluated, free, g, data, jacobian_indptr, jacobian_indices
     """One pass of the loop after the residual g (n_dof,) with Jacobian data (nnz,) and force
     scale ``evaluated`` was evaluated at u1: returns an outcome (the constants above) or CONTINUE,
     after which the caller evaluates the residual at the updated u1 (n_dof,) and calls again.
+    The pass is :func:`newton_correction` followed by the additive update of the unknowns
+    x = u1[free] (the arguments are those of newton_correction, with u1)."""
+    outcome, dx = newton_correction(evaluated, free, g, data, jacobian_indptr, jacobian_indices, length_scale,
+                                    residual_tol, force_tol, increment_tol, max_iterations, increment_gate,
+                                    stagnation_tol, round_off_factor, magnitudes, pivot_tol, absurd_correction, capped,
+                                    max_rotation_correction, residual_norms, force_scales, increment_norms,
+                                    smallest_pivots, correction, work, counts)
+    if outcome != CONTINUE:
+        return outcome
+    x = work[0]
+    for i in range(free.size):
+        x[i] = x[i] + dx[i]
+        u1[free[i]] = x[i]
+    return CONTINUE
+
+
+@numba.njit(cache=True)
+def newton_correction(evaluated, free, g, data, jacobian_indptr, jacobian_indices, length_scale, residual_tol,
+                      force_tol, increment_tol, max_iterations, increment_gate, stagnation_tol, round_off_factor,
+                      magnitudes, pivot_tol, absurd_correction, capped, max_rotation_correction, residual_norms,
+                      force_scales, increment_norms, smallest_pivots, correction, work, counts):
+    """One pass of the loop up to the update of the unknowns, after the residual g with Jacobian data
+    (nnz,) and force scale ``evaluated`` was evaluated at the unknowns x (``work``'s first array):
+    the residual r = g[free] (n_free,) of Newton's unknowns (free: their rows in g), its tests and
+    the correction. Returns an outcome (the constants above) and, with CONTINUE, the correction dx
+    (n_free,) after the rotations' cap; the caller then applies it (x + dx, or the scheme's update
+    of spatial rotations), writes the new unknowns into x, evaluates the residual there and calls
+    again.
 
     magnitudes (n_free,) are the sizes of the unknowns beyond their values for the round-off test
     (``newton_solve``'s argument); corrections whose largest component at the free positions
@@ -73,12 +104,12 @@ def newton_iteration(evaluated, free, g, data, jacobian_indptr, jacobian_indices
         n_increments += 1
         counts[_INCREMENTS] = n_increments
         if size <= increment_tol * length_scale and rn <= increment_gate * scale:
-            return CONVERGED_INCREMENT
+            return CONVERGED_INCREMENT, correction
         # newton.at_round_off: the correction below the round-off of the unknowns
         for i in range(n_free):
             spacing[i] = magnitudes[i] + abs(x[i])
         if size <= round_off_factor * eps * norm(spacing):
-            return CONVERGED_ROUND_OFF
+            return CONVERGED_ROUND_OFF, correction
         # newton._stagnated on the log as it stands (the new residual is not in it yet)
         if n_norms >= 3 and n_increments >= 2:
             small = (increment_norms[n_increments - 1] <= stagnation_tol * length_scale
@@ -96,7 +127,7 @@ def newton_iteration(evaluated, free, g, data, jacobian_indptr, jacobian_indices
                         if not residual_norms[j] <= level:
                             low = False
                 if low:
-                    return CONVERGED_STAGNATION
+                    return CONVERGED_STAGNATION, correction
         k += 1
         counts[_K] = k
     if tiny > scale:                                   # Python's max(scale, tiny)
@@ -110,18 +141,18 @@ def newton_iteration(evaluated, free, g, data, jacobian_indptr, jacobian_indices
     n_norms += 1
     counts[_NORMS] = n_norms
     if not rn < np.inf:
-        return NOT_FINITE_RESIDUAL
+        return NOT_FINITE_RESIDUAL, correction
     if rn <= residual_tol * scale or rn <= force_tol:
-        return CONVERGED_RESIDUAL
+        return CONVERGED_RESIDUAL, correction
     if k == max_iterations:
-        return NO_CONVERGENCE
+        return NO_CONVERGENCE, correction
     smallest = equilibrated_lu(jacobian_indptr, jacobian_indices, data, lu, row_pivots, row_scale, col_scale)
     if smallest == 0.0:
-        return EXACTLY_SINGULAR
+        return EXACTLY_SINGULAR, correction
     counts[_FACTORIZATIONS] += 1
     smallest_pivots[counts[_FACTORIZATIONS] - 1] = smallest if k == 0 else np.nan
     if k == 0 and smallest <= pivot_tol:
-        return SINGULAR_PIVOT
+        return SINGULAR_PIVOT, correction
     for i in range(n_free):
         correction[i] = -r[i]
     dx = scaled_solve(lu, row_pivots, row_scale, col_scale, correction)
@@ -129,20 +160,17 @@ def newton_iteration(evaluated, free, g, data, jacobian_indptr, jacobian_indices
     size = norm(dx)
     norms[1] = size
     if not size < np.inf:
-        return NOT_FINITE_CORRECTION
+        return NOT_FINITE_CORRECTION, correction
     if size > absurd_correction * length_scale:
-        return ABSURD_CORRECTION
+        return ABSURD_CORRECTION, correction
     # the step's cap of rotation corrections (time_stepping's update); the norm stays unscaled
     largest = 0.0
     for i in capped:
         largest = max(largest, abs(dx[i]))
     if largest > max_rotation_correction:
         dx *= max_rotation_correction / largest
-    for i in range(n_free):
-        x[i] = x[i] + dx[i]
-        u1[free[i]] = x[i]
     counts[_CORRECTED] = 1
-    return CONTINUE
+    return CONTINUE, dx
 
 
 @numba.njit(cache=True)

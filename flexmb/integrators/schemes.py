@@ -176,6 +176,16 @@ class Scheme(ABC):
         newton_solve)."""
         return None
 
+    def solve_joint_step(self, s: State, dt: float, u1: np.ndarray, lam0: np.ndarray, lam_scale: float,
+                         idle_scale: float, settings: NewtonSettings, length_scale: float, check_singular: bool = True
+                         ) -> tuple[NewtonLog, StepResidual, ConstraintTerms, np.ndarray] | None:
+        """:meth:`solve_step` of a model with joints: the Newton solve of the step's augmented system
+        (:func:`~flexmb.integrators.time_stepping._sub_step`; Newton's unknowns x = (u1[free],
+        lambda / lam_scale), from u1 and lam0 (n_c,)) in one compiled call where the scheme has one
+        for the model. Returns the log, the residual (with the joints' force) and the constraint
+        terms at the solution and x, or raises as newton_solve; None: the caller runs newton_solve."""
+        return None
+
     @abstractmethod
     def kinematics(self, s: State, dt: float, u1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """End-of-step velocity and acceleration (n_dof,) implied by u1."""
@@ -427,7 +437,11 @@ class MidPoint(Scheme):
         The compiled call tests the start point's pivots only; a pivot that
         :meth:`~flexmb.integrators.newton.Factorization.is_singular` does not confirm returns None,
         and newton_solve runs the step from its start instead (the compiled call stopped before
-        its first correction)."""
+        its first correction). Spatial models of :meth:`_spatial_plan` take its solve, without
+        multipliers."""
+        if self._spatial_plan() is not None:
+            solved = self.solve_joint_step(s, dt, u1, _EMPTY, 1.0, 0.0, settings, length_scale, check_singular)
+            return None if solved is None else solved[:2]
         plan = self._compiled_plan()
         asm = self.asm
         if plan is None or asm.n_free > newton.DENSE_LIMIT:
@@ -462,6 +476,162 @@ class MidPoint(Scheme):
                                         increment_norms, smallest_pivots, correction,
                                         lambda: asm.free_matrix(data.copy()), settings, length_scale)
         return log, StepResidual(g, data, scale, f_m, d, v1, a_m, director if director.size else None)
+
+    def _spatial_plan(self) -> tuple | None:
+        """The constant arguments of the one-call spatial step (:mod:`flexmb.compiled.spatial_group`),
+        or None where it does not apply: it takes a model with spatial rotations whose element groups
+        are at most one 3D modal body (its other masses constant: rigid bodies, point masses), with
+        or without joints, without ties, damping or configuration-dependent loads."""
+        if not hasattr(self, "_spatial"):
+            from flexmb.elements.floating_frame import ModalBody
+
+            asm = self.asm
+            cs = asm.constraints
+            groups = asm.groups
+            self._spatial = None
+            if (asm.rotation_dofs.size and (cs is None or not cs.ties) and len(groups) <= 1
+                    and len(asm.modal_frames) == len(asm.configuration_masses) == len(groups)
+                    and all(type(g) is ModalBody for g in groups) and not asm.configuration_loads
+                    and not asm.damped_groups):
+                self._spatial = self._new_spatial_plan()
+        return self._spatial
+
+    def _new_spatial_plan(self) -> tuple:
+        """:meth:`_spatial_plan`'s arguments: the FE part's (:func:`~flexmb.compiled.spatial_group.
+        spatial_mid_point_residual`), the joints', the augmented Jacobian's pattern (its data positions,
+        found once as :meth:`~flexmb.multibody.constraints.ConstraintSystem.augmented` finds them, and its
+        CSC arrays), the free rotations' positions among Newton's unknowns and their magnitudes."""
+        asm = self.asm
+        cs = asm.constraints
+        n = asm.n_dof
+        M = asm.mass
+        asm.rotary_block_data(np.zeros(asm.rotary_inertia.shape))      # finds the blocks' data positions once
+        positions, entries = asm._rotary_slots
+        whole = np.ascontiguousarray
+        body = None                                                     # rigid bodies only
+        if asm.modal_frames:
+            # the inertia kernel's arguments as FloatingFrameMass3D.mid_point_inertia passes them
+            i, kernels, rotations = asm.modal_frames[0]
+            body = (*(whole(a, dtype=np.int64) for a in (asm._edofs[i], asm._entry_maps[i])),
+                    whole(asm.groups[i]._element_stiffness, dtype=float), whole(rotations, dtype=np.int64),
+                    (kernels.fields.G, *kernels._terms, kernels.weights, float(kernels._correction_floor)),
+                    tuple(kernels._entry_products))
+        fe = (asm.dofs.free, asm.rotation_dofs, whole(asm.rotary_inertia), M.indptr, M.indices, M.data,
+              asm.mass_data, whole(positions, dtype=np.int64), whole(entries, dtype=np.int64), body)
+        free_rotations = asm.dofs.free_position[asm.rotation_dofs.ravel()]
+        free_rotations = free_rotations[free_rotations >= 0]
+        magnitudes = asm.round_off_lengths[asm.dofs.free]
+        if cs is None:            # no joints: no vectors, terms or rows; the Jacobian is the FE one
+            ints, floats = np.zeros(0, dtype=np.int64), np.zeros((0, 3))
+            joints = (n, 0, 0, (floats, floats, np.zeros((0, 6), dtype=np.int64), np.zeros(0, dtype=bool),
+                                np.zeros(0, dtype=bool), ints, ints, floats, ints, ints, ints, ints, ints, np.zeros(0)))
+            return (fe, joints, (asm.nnz, np.arange(asm.nnz), ints, ints, ints),
+                    (asm.pattern_indptr, asm.pattern_indices), free_rotations, magnitudes)
+        terms = self._joint_terms(np.zeros(cs.n), np.zeros(n), np.zeros(cs._n_joint_g), np.zeros(cs._n_joint_g),
+                                  np.zeros(cs._n_joint_k))                # the system's triplet rows and columns
+        matrix, *at = cs._augmented_pattern(terms, asm.free_matrix(asm.mass_data.copy()), asm.dofs.free_position)
+        return (fe, (n, cs._n_joint_g, cs._n_joint_k, cs._kernel_arrays),
+                (matrix.indices.size, *(whole(a, dtype=np.int64) for a in at)), (matrix.indptr, matrix.indices),
+                free_rotations, np.concatenate([magnitudes, np.ones(cs.n)]))
+
+    def _spatial_step(self, s: State, dt: float, u1: np.ndarray) -> tuple:
+        """The step's arguments of the spatial one-call step: u0, v0, ``|p|`` of the start (kept in
+        s.momentum_norm), dt, 2/dt^2, the external force f_m, the joints' start vectors, bilinear
+        scales at t_{n+1} and mid-step and right-hand sides at t_{n+1}."""
+        from flexmb.compiled.spatial_group import momentum_norm
+
+        asm = self.asm
+        cs = asm.constraints
+        fe = self._spatial[0]
+        if s.momentum_norm is None:
+            s.momentum_norm = float(momentum_norm(*fe[3:6], fe[0], fe[1], fe[2], s.u, s.v))
+        f_m = asm.mid_point_external_force(s.t, s.t + dt, s.u, u1)[0]
+        if cs is None:
+            return (s.u, s.v, s.momentum_norm, dt, 2.0 / dt**2, f_m, np.zeros((0, 3)), np.zeros((0, 3)), _EMPTY,
+                    _EMPTY, _EMPTY)
+        s1 = cs.scales(s.t + dt)
+        return (s.u, s.v, s.momentum_norm, dt, 2.0 / dt**2, f_m, *cs._start_vectors(s.u), s1,
+                0.5 * (cs.scales(s.t) + s1) if cs.b_timed else s1, cs.rhs(s.t + dt))
+
+    def _joint_terms(self, phi: np.ndarray, force: np.ndarray, g: np.ndarray, c: np.ndarray, k: np.ndarray
+                     ) -> ConstraintTerms:
+        """The joints' ConstraintTerms from the spatial one-call step's values (the system's fixed
+        triplet rows and columns, as :meth:`~flexmb.multibody.constraints.ConstraintSystem.evaluate`)."""
+        cs = self.asm.constraints
+        return ConstraintTerms(phi, force, (cs._g_rows, cs._g_cols, g), (cs._g_rows, cs._g_cols, c),
+                               (cs._k_rows, cs._k_cols, k), self.asm.n_dof)
+
+    def _joint_residual(self, s: State, dt: float, u1: np.ndarray, y: np.ndarray, lam_scale: float,
+                        idle_scale: float, tangent: bool = True
+                        ) -> tuple[StepResidual, ConstraintTerms, np.ndarray, sp.csc_matrix | None, float]:
+        """The step loop's augmented residual in one compiled call (models of :meth:`_spatial_plan`;
+        :func:`flexmb.compiled.spatial_group.spatial_joint_residual`): at u1 (n_dof,) and the scaled
+        multipliers y = lambda / lam_scale (n_c,), the residual (its g with the joints' force G^T
+        lambda), the joints' terms, the augmented residual [g_free; kappa Phi] (n_free + n_c,), with
+        ``tangent`` the augmented Jacobian (CSC, a new object; else None) and its force scale (N)."""
+        from flexmb.compiled.spatial_group import spatial_joint_residual
+
+        fe, joints, augmented, (indptr, indices) = self._spatial_plan()[:4]
+        asm = self.asm
+        step = self._spatial_step(s, dt, u1)
+        n = u1.size
+        g, d, v1, a_m = np.empty(n), np.empty(n), np.empty(n), np.empty(n)
+        data = np.empty(asm.nnz) if tangent else _EMPTY
+        r = np.empty(asm.n_free + y.size)
+        jacobian = np.empty(augmented[0]) if tangent else _EMPTY
+        fe_scale, scale, *terms = spatial_joint_residual(*fe, joints, augmented, *step, float(lam_scale),
+                                                         float(idle_scale), asm.characteristic_length,
+                                                         np.ascontiguousarray(u1, dtype=float),
+                                                         np.ascontiguousarray(y, dtype=float), tangent, g, data, d,
+                                                         v1, a_m, r, jacobian)
+        matrix = sp.csc_matrix((jacobian, indices, indptr), shape=(r.size, r.size)) if tangent else None
+        terms = self._joint_terms(*terms) if asm.constraints is not None else None
+        return StepResidual(g, data if tangent else None, fe_scale, step[5], d, v1, a_m), terms, r, matrix, scale
+
+    def solve_joint_step(self, s: State, dt: float, u1: np.ndarray, lam0: np.ndarray, lam_scale: float,
+                         idle_scale: float, settings: NewtonSettings, length_scale: float, check_singular: bool = True
+                         ) -> tuple[NewtonLog, StepResidual, ConstraintTerms, np.ndarray] | None:
+        """Models of :meth:`_spatial_plan` whose augmented Jacobian takes the dense LU: the step's
+        Newton solve (``_sub_step``'s newton_solve around its augmented residual) as one compiled call
+        (:func:`flexmb.compiled.spatial_group.spatial_mid_point_newton`), the same iterates to
+        round-off. A start point's pivot that :meth:`~flexmb.integrators.newton.Factorization.is_singular`
+        does not confirm returns None, as :meth:`solve_step` does. A model without joints (its
+        :meth:`solve_step`: lam0 empty) gets the log and the residual only."""
+        plan = self._spatial_plan()
+        asm = self.asm
+        if plan is None or asm.n_free + lam0.size > newton.DENSE_LIMIT:
+            return None
+        from flexmb.compiled.dense_newton import SINGULAR_PIVOT
+        from flexmb.compiled.spatial_group import spatial_mid_point_newton
+
+        fe, joints, augmented, (indptr, indices), capped, magnitudes = plan
+        step = self._spatial_step(s, dt, u1)
+        x = np.concatenate([u1[asm.dofs.free], lam0])
+        n, m = u1.size, settings.max_iterations
+        g, d, v1, a_m, force = np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n)
+        data, r, jacobian, phi = np.empty(asm.nnz), np.empty(x.size), np.empty(augmented[0]), np.empty(lam0.size)
+        g_values, c_values, k_values = np.empty(joints[1]), np.empty(joints[1]), np.empty(joints[2])
+        residual_norms, force_scales = np.empty(m + 1), np.empty(m + 1)
+        increment_norms, smallest_pivots, correction = np.empty(m), np.empty(m), np.empty(x.size)
+        outcome, k, scale, *counts, fe_scale = spatial_mid_point_newton(
+            *fe, joints, augmented, *step, float(lam_scale), float(idle_scale), indptr, indices, length_scale,
+            settings.residual_tol, settings.force_tol, settings.increment_tol, m, settings.increment_gate,
+            settings.stagnation_tol, settings.round_off_factor, magnitudes,
+            newton.pivot_tolerance(x.size) if check_singular else 0.0, newton.ABSURD_CORRECTION, capped,
+            MAX_ROTATION_CORRECTION, x, u1, g, data, d, v1, a_m, r, jacobian, phi, force, g_values, c_values, k_values,
+            residual_norms, force_scales, increment_norms, smallest_pivots, correction)
+
+        def matrix() -> sp.csc_matrix:
+            return sp.csc_matrix((jacobian.copy(), indices, indptr), shape=(x.size, x.size))
+
+        if outcome == SINGULAR_PIVOT and not newton.Factorization(matrix()).is_singular():
+            return None
+        log = newton.compiled_solve_log(outcome, k, tuple(counts), residual_norms, force_scales, increment_norms,
+                                        smallest_pivots, correction, matrix, settings, length_scale)
+        res = StepResidual(g, data, fe_scale, step[5], d, v1, a_m)
+        if asm.constraints is None:
+            return log, res
+        return log, res, self._joint_terms(phi, force, g_values, c_values, k_values), x
 
     def work_increment(self, s: State, res: StepResidual, u1: np.ndarray, reaction: np.ndarray | None = None) -> float:
         d = res.increment if res.increment is not None else self.increment(s, u1)    # res is at u1

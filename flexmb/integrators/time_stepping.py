@@ -597,8 +597,9 @@ def _sub_step(stepper: Scheme, s: State, dt: float, settings: NewtonSettings, hi
         largest = float(np.abs(s.lam).max(initial=0.0))
         lam_scale[0] = largest if largest > 0 else (stepper.residual(s, dt, u1).force_scale or idle_scale)
     lam0 = (s.lam if guess is None else guess.lam) / lam_scale[0]
-    # a small model of one planar beam group solves the whole step in one compiled call (the
-    # same iterates); u1 then holds the solution and the residual terms at it come along
+    # a small model of one planar beam group, or of rigid and 3D modal bodies (joints too), solves the
+    # whole step in one compiled call (the same iterates); u1 then holds the solution and the
+    # residual terms at it come along
     modified = nf + lam0.size >= MODIFIED_NEWTON_MIN_SIZE
     check_singular = not stepper.regular_inertia
 
@@ -621,10 +622,13 @@ def _sub_step(stepper: Scheme, s: State, dt: float, settings: NewtonSettings, hi
     def solve() -> tuple[np.ndarray, NewtonLog]:
         """Newton from u1 (and lam0); u1 receives the solution."""
         x0 = u1[free] if cs is None else np.concatenate([u1[free], lam0])
-        solved = (stepper.solve_step(s, dt, u1, settings, length, check_singular) if cs is None and not modified
-                  else None)
+        solved = (None if modified else stepper.solve_step(s, dt, u1, settings, length, check_singular) if cs is None
+                  else stepper.solve_joint_step(s, dt, u1, lam0, lam_scale[0], idle_scale, settings, length,
+                                                check_singular))
         if solved is not None:
-            log, last["res"] = solved
+            log, last["res"], *joint = solved
+            if joint:                             # with joints: their terms at the solution, and x
+                last["ct"], x0 = joint
             return x0, log
         magnitudes = asm.round_off_lengths[free]
         if cs is not None:                                         # the multipliers, scaled to about 1
