@@ -620,15 +620,14 @@ def _chart_start(psi0, psi1, R0, w) -> None:
 
 
 @jit
-def mid_point_inertia(G, index, value, entry_z, entry_w, weights, floor, u0, u1, v0, dt, F, J, tangent, P0, P1, P2,
-                      EtG0, E1tG, E2tG, cols1, cols2) -> None:
+def mid_point_inertia(G, entry_z, entry_w, weights, floor, u0, u1, v0, dt, F, J, tangent, P0, P1, P2, EtG0, E1tG,
+                      E2tG, cols1, cols2) -> None:
     """F (n_el, n_x), conjugate to the chart increments z1 of the step u0 -> u1 (n_el, n_x) each, and
     with ``tangent`` J = dF/dz1 (n_el, n_x, n_x), written in place; v0 (n_el, n_x) the velocity at the
     step's start (= the chart velocity at z = 0). E(q) on its nonzero entries' rows and columns (entry_z,
     entry_w) (n_e,) each: the polynomials P0 (n_e,), P1 (n_m, n_e), P2 (n_m, n_m, n_e) of their values and
     the constant products EtG0 (n_x, n_z), E1tG (n_m, n1, n_z), E2tG (n_m, n_m, n2, n_z) on the columns
-    cols1 (n1,), cols2 (n2,) (module docstring); E's merged terms (index (n_t, 4), value (n_t,)) are not
-    used here (the end-point inertia and the energy take them; kept so that the arguments line up)."""
+    cols1 (n1,), cols2 (n2,) (module docstring)."""
     R0 = np.empty((3, 3))
     for e in range(u0.shape[0]):
         z1 = u1[e] - u0[e]

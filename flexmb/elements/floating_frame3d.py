@@ -373,10 +373,9 @@ class FloatingFrameMass3D:
         and dF/dz1 (n_el, n_x, n_x) (None without ``tangent``); ``stretch0`` is not used. Compiled
         kernel; :meth:`reference_mid_point_inertia` is its specification."""
         F, J = _outputs(u1, tangent)
-        index, value, entry_z, entry_w = self._terms
-        _kernels3d().mid_point_inertia(self.fields.G, index, value, entry_z, entry_w, self.weights,
-                                       self._correction_floor, _floats(u0), _floats(u1), _floats(v0), float(dt), F, J,
-                                       tangent, *self._entry_products)
+        _kernels3d().mid_point_inertia(self.fields.G, *self._terms[2:], self.weights, self._correction_floor,
+                                       _floats(u0), _floats(u1), _floats(v0), float(dt), F, J, tangent,
+                                       *self._entry_products)
         return F, (J if tangent else None)
 
     def reference_mid_point_inertia(self, u0: np.ndarray, u1: np.ndarray, v0: np.ndarray, dt: float,

@@ -514,7 +514,7 @@ class MidPoint(Scheme):
             i, kernels, rotations = asm.modal_frames[0]
             body = (*(whole(a, dtype=np.int64) for a in (asm._edofs[i], asm._entry_maps[i])),
                     whole(asm.groups[i]._element_stiffness, dtype=float), whole(rotations, dtype=np.int64),
-                    (kernels.fields.G, *kernels._terms, kernels.weights, float(kernels._correction_floor)),
+                    (kernels.fields.G, *kernels._terms[2:], kernels.weights, float(kernels._correction_floor)),
                     tuple(kernels._entry_products))
         fe = (asm.dofs.free, asm.rotation_dofs, whole(asm.rotary_inertia), M.indptr, M.indices, M.data,
               asm.mass_data, whole(positions, dtype=np.int64), whole(entries, dtype=np.int64), body)
