@@ -30,7 +30,8 @@ EXPECTED_CASES = {"bathe-pendulum", "free-flying-chain", "roll-up-2d", "roll-up-
                   "spin-up-modal-simo", "spin-up-modal-kim-haug", "pendulum-chain-dissipation",
                   "spring-mass-damper", "pendulum-spring", "rayleigh-beam", "spin-up-modal-spatial",
                   "spin-up-adaptive", "four-bar-flexible", "mechanism-equilibrium-start",
-                  "state-space-frf", "imported-component", "solid-cantilever-modes", "solid-modal-body"}
+                  "state-space-frf", "imported-component", "solid-cantilever-modes", "solid-modal-body",
+                  "sensitivity-slider-crank"}
 
 FAILING_CASE = '''"""A case that fails one check."""
 from flexmb.validation import CaseReport, Check
