@@ -451,8 +451,6 @@ class MidPoint(Scheme):
             from flexmb.compiled.mid_point_group import beam2d_mid_point_newton
 
             self._newton_kernel, self._singular_pivot = beam2d_mid_point_newton, SINGULAR_PIVOT
-            at = asm.dofs.free_position[asm.planar_rotations]
-            self._capped = at[at >= 0]                        # the free rotations' positions
         if s.momentum_norm is None:
             s.momentum_norm = asm.free_norm(asm.mass_times(s.v))
         f_m = asm.mid_point_external_force(s.t, s.t + dt, s.u, u1)[0]
@@ -467,7 +465,7 @@ class MidPoint(Scheme):
             settings.increment_tol, m,
             settings.increment_gate, settings.stagnation_tol, settings.round_off_factor,
             asm.round_off_lengths[asm.dofs.free], newton.pivot_tolerance(nf) if check_singular else 0.0,
-            newton.ABSURD_CORRECTION, self._capped, MAX_ROTATION_CORRECTION,
+            newton.ABSURD_CORRECTION, asm.free_planar_rotations, MAX_ROTATION_CORRECTION,
             u1, g, data, d, v1, a_m, director, residual_norms, force_scales, increment_norms, smallest_pivots,
             correction)
         if outcome == self._singular_pivot and not newton.Factorization(asm.free_matrix(data)).is_singular():
