@@ -86,3 +86,37 @@ def cantilever_body_3d(n_el: int = 5, n_modes: int = 3):
     body.add_beam3d(np.c_[nodes[:-1], nodes[1:]], EA=2e3, GJ=1.5, EI_y=2.0, EI_z=3.0, rho_A=0.5,
                     rho_I=(1e-3, 5e-4, 5e-4), mass="consistent", y_axis=(0.0, 1.0, 0.0))
     return ModalBodyData.from_model(body, frame_node=int(nodes[0]), n_modes=n_modes, name="beam")
+
+
+def damped_truss() -> fm.Model:
+    """A cantilever truss of three square bays (15 bars, 12 free DOFs), Rayleigh-damped, under gravity
+    and a sinusoidal tip load that sets its first modes swinging."""
+    m = fm.Model(dim=2)
+    bottom = m.add_nodes(np.c_[np.arange(4.0), np.zeros(4)])
+    top = m.add_nodes(np.c_[np.arange(4.0), np.ones(4)])
+    bars = ([[bottom[i], bottom[i + 1]] for i in range(3)] + [[top[i], top[i + 1]] for i in range(3)]
+            + [[bottom[i], top[i]] for i in range(1, 4)] + [[bottom[i], top[i + 1]] for i in range(3)])
+    m.add_truss(np.array(bars), EA=1e5, rho_A=2.0, name="truss")
+    m.fix(bottom[0])
+    m.fix(top[0])
+    m.set_rayleigh_damping("truss", 0.5, 1e-4)
+    m.set_gravity([0.0, -9.81])
+    m.add_load(top[-1], "uy", lambda t: -2e3 * np.sin(40.0 * t))
+    return m
+
+
+def spinning_hub_beam() -> tuple[fm.Model, fm.Assembly, np.ndarray, np.ndarray]:
+    """Three cubic-mass Beam2D elements (6 m) on a hub with the prescribed spin-up 0.4 t^2 rad (a driven
+    director DOF), a tip load 2 sin(3 t) N and a tip start velocity of 0.3 m/s: the model, its assembly,
+    v0 (n_dof,) and the nodes (hub first)."""
+    m = fm.Model(dim=2)
+    nodes = m.add_nodes(np.c_[np.linspace(0.0, 6.0, 4), np.zeros(4)])
+    m.add_beam2d(np.c_[nodes[:-1], nodes[1:]], EA=2.8e7, EI=1.4e4, rho_A=1.2, rho_I=2e-3, mass="cubic", name="beam",
+                 second_order=True)
+    m.fix(nodes[0], ["ux", "uy"])
+    m.prescribe(nodes[0], "rz", lambda t: 0.4 * t**2)
+    m.add_load(nodes[-1], "uy", lambda t: 2.0 * np.sin(3.0 * t))
+    asm = fm.Assembly(m)
+    v0 = np.zeros(asm.n_dof)
+    v0[asm.dofs.index(int(nodes[-1]), "uy")] = 0.3
+    return m, asm, v0, nodes

@@ -21,28 +21,12 @@ from flexmb.sensitivity.alpha import balance_derivative, direct_sensitivities
 from flexmb.sensitivity.transient import record, replay, scheme_for
 from flexmb.validation.slider_crank import ROD, ROD_MASS
 from flexmb.validation.slider_crank import build as slider_crank
+from models import damped_truss
 
 #: the brief's accuracy of the DDM against the best central difference (relative)
 TOL = 1e-6
 #: slider-crank A's crank speed (rad/s) and the benchmark's steps over 8 rad of crank rotation
 OMEGA, STEPS = 124.8, 40
-
-
-def _truss() -> fm.Model:
-    """A cantilever truss of three square bays (15 bars, 12 free DOFs), Rayleigh-damped, under gravity
-    and a sinusoidal tip load."""
-    m = fm.Model(dim=2)
-    bottom = m.add_nodes(np.c_[np.arange(4.0), np.zeros(4)])
-    top = m.add_nodes(np.c_[np.arange(4.0), np.ones(4)])
-    bars = ([[bottom[i], bottom[i + 1]] for i in range(3)] + [[top[i], top[i + 1]] for i in range(3)]
-            + [[bottom[i], top[i]] for i in range(1, 4)] + [[bottom[i], top[i + 1]] for i in range(3)])
-    m.add_truss(np.array(bars), EA=1e5, rho_A=2.0, name="truss")
-    m.fix(bottom[0])
-    m.fix(top[0])
-    m.set_rayleigh_damping("truss", 0.5, 1e-4)
-    m.set_gravity([0.0, -9.81])
-    m.add_load(top[-1], "uy", lambda t: -2e3 * np.sin(40.0 * t))
-    return m
 
 
 def _cantilever() -> fm.Model:
@@ -73,10 +57,10 @@ def _cubic_cantilever() -> fm.Model:
 
 #: label: builder, scheme, rho_inf, step (s), steps, parameters
 CASES = {
-    "truss, generalized-alpha": (_truss, "generalized-alpha", 0.8, 2e-3, 20,
+    "truss, generalized-alpha": (damped_truss, "generalized-alpha", 0.8, 2e-3, 20,
                                  lambda m: [P.parameter(design.stiffness_scale("truss")),
                                             P.parameter(design.density_scale("truss")), P.rayleigh("truss", "beta")]),
-    "truss, Newmark": (_truss, "newmark", None, 2e-3, 20,
+    "truss, Newmark": (damped_truss, "newmark", None, 2e-3, 20,
                        lambda m: [P.parameter(design.density_scale("truss")), P.rayleigh("truss", "alpha")]),
     "cantilever, generalized-alpha": (_cantilever, "generalized-alpha", 0.3, 2e-3, 20,
                                       lambda m: [P.parameter(design.section_property("beam", "EI")),
@@ -276,7 +260,7 @@ def test_refusals_name_the_reason():
     with pytest.raises(ModelError, match="has spatial"):
         direct_sensitivities(record(fm.Assembly(bar), 0.01, 0.02, scheme="generalized-alpha"),
                              [P.parameter(design.density_scale("b3"))])
-    model = _truss()
+    model = damped_truss()
     mid = record(fm.Assembly(model), 2e-3, 4e-3)
     with pytest.raises(ModelError, match="'mid-point' is not one of generalized-alpha, newmark"):
         direct_sensitivities(mid, [P.parameter(design.density_scale("truss"))])

@@ -28,26 +28,10 @@ from flexmb.sensitivity.midpoint import direct_sensitivities
 from flexmb.sensitivity.transient import record, replay, scheme_for
 from flexmb.validation.slider_crank import ROD, ROD_MASS
 from flexmb.validation.slider_crank import build as slider_crank
+from models import damped_truss, spinning_hub_beam
 
 #: the brief's accuracy of DDM against the best central difference (relative)
 TOL = 1e-6
-
-
-def _truss() -> fm.Model:
-    """A cantilever truss of three square bays (15 bars, 12 free DOFs), Rayleigh-damped, under gravity
-    and a sinusoidal tip load that sets its first modes swinging."""
-    m = fm.Model(dim=2)
-    bottom = m.add_nodes(np.c_[np.arange(4.0), np.zeros(4)])
-    top = m.add_nodes(np.c_[np.arange(4.0), np.ones(4)])
-    bars = ([[bottom[i], bottom[i + 1]] for i in range(3)] + [[top[i], top[i + 1]] for i in range(3)]
-            + [[bottom[i], top[i]] for i in range(1, 4)] + [[bottom[i], top[i + 1]] for i in range(3)])
-    m.add_truss(np.array(bars), EA=1e5, rho_A=2.0, name="truss")
-    m.fix(bottom[0])
-    m.fix(top[0])
-    m.set_rayleigh_damping("truss", 0.5, 1e-4)
-    m.set_gravity([0.0, -9.81])
-    m.add_load(top[-1], "uy", lambda t: -2e3 * np.sin(40.0 * t))
-    return m
 
 
 def _cantilever() -> fm.Model:
@@ -63,7 +47,7 @@ def _cantilever() -> fm.Model:
 
 #: model (a): builder, step (s), steps, parameters
 LINEAR_CASES = {
-    "truss": (_truss, 2e-3, 20, lambda: [P.parameter(design.stiffness_scale("truss")),
+    "truss": (damped_truss, 2e-3, 20, lambda: [P.parameter(design.stiffness_scale("truss")),
                                           P.parameter(design.density_scale("truss")), P.rayleigh("truss", "beta")]),
     "lumped Beam2D": (_cantilever, 2e-3, 20, lambda: [P.parameter(design.section_property("beam", "EI")),
                                                        P.parameter(design.density_scale("beam"))]),
@@ -218,16 +202,7 @@ def test_cut_back_steps_and_a_driven_director_dof():
     """A spinning cubic-mass beam with a prescribed hub rotation (a driven director DOF) and Newton held to 4
     iterations, so its two steps of 0.4 s are taken in halves and quarters: the derivatives go through each
     piece. The re-runs take the same pieces with the default Newton settings (the same discrete map)."""
-    m = fm.Model(dim=2)
-    nodes = m.add_nodes(np.c_[np.linspace(0.0, 6.0, 4), np.zeros(4)])
-    m.add_beam2d(np.c_[nodes[:-1], nodes[1:]], EA=2.8e7, EI=1.4e4, rho_A=1.2, rho_I=2e-3, mass="cubic", name="beam",
-                 second_order=True)
-    m.fix(nodes[0], ["ux", "uy"])
-    m.prescribe(nodes[0], "rz", lambda t: 0.4 * t**2)
-    m.add_load(nodes[-1], "uy", lambda t: 2.0 * np.sin(3.0 * t))
-    asm = fm.Assembly(m)
-    v0 = np.zeros(asm.n_dof)
-    v0[asm.dofs.index(int(nodes[-1]), "uy")] = 0.3
+    m, asm, v0, nodes = spinning_hub_beam()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         run = record(asm, 0.4, 0.8, v0=v0, newton=NewtonSettings(max_iterations=4), cutback_check="warn")
@@ -273,7 +248,7 @@ def test_refusals_name_the_reason():
     bar.fix(n[0], "all")
     with pytest.raises(ModelError, match="spatial"):
         direct_sensitivities(record(fm.Assembly(bar), 0.01, 0.02), [P.parameter(design.density_scale("b3"))])
-    model = _truss()
+    model = damped_truss()
     alpha = record(fm.Assembly(model), 2e-3, 4e-3, scheme="generalized-alpha")
     with pytest.raises(ModelError, match="generalized-alpha"):
         direct_sensitivities(alpha, [P.parameter(design.density_scale("truss"))])

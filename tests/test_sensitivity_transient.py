@@ -15,6 +15,7 @@ from flexmb.integrators import step_loop, time_stepping
 from flexmb.integrators.newton import NewtonSettings, equilibrate
 from flexmb.sensitivity.transient import Step, record, replay, step_jacobian, sub_steps
 from flexmb.validation.slider_crank import build as slider_crank
+from models import spinning_hub_beam
 
 FIELDS = ("u", "v", "a", "reaction", "lam", "stretch")
 
@@ -37,22 +38,6 @@ def _double_pendulum(drive: bool = False) -> fm.Assembly:
     m.add_joint("revolute", int(a[-1]), int(b[0]), name="elbow", drive=(lambda t: 0.3 * t**2) if drive else None)
     m.set_gravity([0.0, -9.81])
     return fm.Assembly(m)
-
-
-def _spinning_beam() -> tuple[fm.Assembly, np.ndarray]:
-    """Three cubic-mass beam elements on a hub with a prescribed spin-up and a tip load of time: at
-    dt = 0.4 s and three Newton iterations its steps need cut-backs."""
-    m = fm.Model(dim=2)
-    nodes = m.add_nodes(np.c_[np.linspace(0.0, 6.0, 4), np.zeros(4)])
-    m.add_beam2d(np.c_[nodes[:-1], nodes[1:]], EA=2.8e7, EI=1.4e4, rho_A=1.2, rho_I=2e-3, mass="cubic", name="beam",
-                 second_order=True)
-    m.fix(nodes[0], ["ux", "uy"])
-    m.prescribe(nodes[0], "rz", lambda t: 0.4 * t**2)
-    m.add_load(nodes[-1], "uy", lambda t: 2.0 * np.sin(3.0 * t))
-    asm = fm.Assembly(m)
-    v0 = np.zeros(asm.n_dof)
-    v0[asm.dofs.index(int(nodes[-1]), "uy")] = 0.3
-    return asm, v0
 
 
 def _history_state(h, k: int, name: str) -> np.ndarray:
@@ -107,7 +92,7 @@ def test_a_jointed_mechanism_replays_bit_for_bit_multipliers_included(scheme):
 
 @pytest.mark.filterwarnings("ignore::flexmb.FlexmbWarning")        # the cut-backs' branch-change warnings
 def test_a_run_with_cut_backs_records_the_half_steps_and_replays_them():
-    asm, v0 = _spinning_beam()
+    _, asm, v0, _ = spinning_hub_beam()
     kw = dict(newton=NewtonSettings(max_iterations=3), cutback_check="warn")
     history = fm.integrate(asm, 0.4, 1.6, v0=v0, progress=False, **kw)
     run = record(asm, 0.4, 1.6, v0=v0, **kw)
