@@ -481,13 +481,15 @@ class MidPoint(Scheme):
         are at most one 3D modal body (its other masses constant: rigid bodies, point masses), with
         or without joints, without ties, damping or configuration-dependent loads."""
         if not hasattr(self, "_spatial"):
-            from flexmb.elements.floating_frame import ModalBody
-
             asm = self.asm
             cs = asm.constraints
             groups = asm.groups
             self._spatial = None
-            if (asm.rotation_dofs.size and (cs is None or not cs.ties) and len(groups) <= 1
+            if not asm.rotation_dofs.size:     # (a planar model's start does not import the modal bodies)
+                return None
+            from flexmb.elements.floating_frame import ModalBody
+
+            if ((cs is None or not cs.ties) and len(groups) <= 1
                     and len(asm.modal_frames) == len(asm.configuration_masses) == len(groups)
                     and all(type(g) is ModalBody for g in groups) and not asm.configuration_loads
                     and not asm.damped_groups):
