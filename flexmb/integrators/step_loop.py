@@ -38,8 +38,7 @@ class CompiledSteps:
     """The compiled step loop of one run (:meth:`for_run` says whether it applies)."""
 
     def __init__(self, stepper: Scheme, settings: newton.NewtonSettings) -> None:
-        from flexmb.compiled import step_loop
-        from flexmb.integrators.newton import ABSURD_CORRECTION, MAX_ROTATION_CORRECTION
+        from flexmb.compiled import step_loop          # numba: imported with the first compiled run
 
         asm = self.asm = stepper.asm
         self.stepper = stepper
@@ -58,7 +57,7 @@ class CompiledSteps:
                        settings.residual_tol, settings.force_tol, settings.increment_tol, settings.max_iterations,
                        settings.increment_gate, settings.stagnation_tol, settings.round_off_factor,
                        asm.round_off_lengths[asm.dofs.free], newton.pivot_tolerance(nf) if check_singular else 0.0,
-                       ABSURD_CORRECTION, asm.free_planar_rotations, MAX_ROTATION_CORRECTION)
+                       newton.ABSURD_CORRECTION, asm.free_planar_rotations, newton.MAX_ROTATION_CORRECTION)
         self.prescribed_index = presc[self.set_prescribed]
 
     @classmethod
