@@ -40,6 +40,11 @@ def _dynamics(model: fm.Model, schemes: Iterable[str] = SCHEMES) -> None:
             continue
 
 
+def _hub_angle(t: float) -> float:
+    """A hub's prescribed rotation (rad) at time t (s): a spin-up."""
+    return 0.5 * t**2
+
+
 def _statics(model: fm.Model) -> None:
     """One load-controlled step and the lowest natural modes of ``model`` (statics' kernels)."""
     asm = fm.Assembly(model)
@@ -86,6 +91,15 @@ def _beam2d() -> None:
             _statics(model)
             model.set_rayleigh_damping("beam2d", alpha=0.1, beta=1e-4)
             _dynamics(model)
+        # without gravity (which makes a cubic mass's weight configuration-dependent) and driven at its
+        # hub: the one-call solves and the compiled step loop of every mass (mechanisms, spin-ups)
+        model, nodes = _cantilever(2, clamped=False)
+        model.add_beam2d(np.c_[nodes[:-1], nodes[1:]], EA=1e6, EI=1e2, rho_A=1.0, rho_I=1e-4, mass=mass,
+                         second_order=True)
+        model.fix(int(nodes[0]), ["ux", "uy"])
+        model.prescribe(int(nodes[0]), "rz", _hub_angle)
+        model.add_load(int(nodes[-1]), "uy", 1.0)
+        _dynamics(model, ("mid-point", "generalized-alpha"))
         # a pendulum (pinned by a joint): the beam group's mid-point and generalized-alpha steps with
         # constraints (the one-call residuals inside newton_solve)
         model, nodes = _cantilever(2, clamped=False)
