@@ -67,6 +67,7 @@ from flexmb.sensitivity.adjoint import adjoint_gradient, trajectory
 from flexmb.sensitivity.midpoint import direct_sensitivities
 from flexmb.sensitivity.transient import RecordedRun, record, replay, scheme_for
 from flexmb.validation import CaseReport, Check, print_report
+from flexmb.validation.step_study import draw_step_study_axes, most_stable_step
 from flexmb.validation.slider_crank import (CRANK_TURN, PEAK_FRACTION, PEAK_WINDOW, QUICK_TURN, ROD, ROD_MASS,
                                             build, first_maximum, midspan_deflection)
 
@@ -137,9 +138,7 @@ def step_study(run: RecordedRun, signal: R.Signal, p: P.TransientParameter, scal
         rows.append({"h": float(h), "step": float(h * scale), "fd": fd, "error": abs(fd - exact) / abs(exact),
                      "peak_samples": (plus.info["step"], minus.info["step"])})
     fd = np.array([r["fd"] for r in rows])
-    # disagreement of each interior step's difference with its neighbours'
-    spread = np.maximum(np.abs(fd[1:-1] - fd[:-2]), np.abs(fd[1:-1] - fd[2:]))
-    best = 1 + int(np.argmin(spread))
+    best = most_stable_step(fd)
     errors = np.array([r["error"] for r in rows])
     return {"rows": rows, "best": best, "h_best": rows[best]["h"], "fd_best": rows[best]["fd"],
             "truncation_slope_1e-2_1e-3": float(np.diff(np.log10(errors[:2]))[0] / np.diff(np.log10(FD_STEPS[:2]))[0]),
@@ -256,11 +255,7 @@ def _figure(traj: R.Trajectory, signal: R.Signal, peak: R.ResponseValue, studies
             errors = [max(r["error"], 1e-16) for r in study["rows"]]
             ax2.loglog(FD_STEPS, errors, marker, color=f"C{k}", ms=4, label=f"{scheme}, {label}")
             ax2.plot(study["h_best"], errors[study["best"]], "k+", ms=10)
-    ax2.axhline(FD_TOL, color="k", lw=0.7, ls=":", label="tolerance 1e-5")
-    ax2.set_xlabel("relative step h of the central difference")
-    ax2.set_ylabel("|FD - direct| / |direct|")
-    ax2.set_title("step study: truncation (h^2) and round-off (eps / h) branches; +: h*", fontsize=8)
-    ax2.grid(True, which="both", alpha=0.3)
+    draw_step_study_axes(ax2, FD_TOL)
     legend_outside(ax2, 7, ncol=2)
     fig.tight_layout()
     return fig

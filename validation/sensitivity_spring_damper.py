@@ -68,6 +68,7 @@ from flexmb.sensitivity.adjoint import adjoint_gradient, trajectory
 from flexmb.sensitivity.midpoint import direct_sensitivities
 from flexmb.sensitivity.transient import record
 from flexmb.validation import CaseReport, Check, print_report
+from flexmb.validation.step_study import draw_step_study_axes, most_stable_step
 
 CASE = "sensitivity-spring-damper"
 TITLE = ("Transient sensitivities: slider on a prismatic joint with a spring-damper (and a pendulum with a joint "
@@ -190,8 +191,7 @@ def step_study(model: fm.Model, u0: np.ndarray, n_steps: int, items: dict, p: P.
     for r in range(fds.shape[1]):
         fd = fds[:, r]
         errors = np.abs(fd - exact[r]) / abs(exact[r])
-        spread = np.maximum(np.abs(fd[1:-1] - fd[:-2]), np.abs(fd[1:-1] - fd[2:]))
-        best = 1 + int(np.argmin(spread))
+        best = most_stable_step(fd)
         studies.append({"h": FD_STEPS.tolist(), "fd": fd.tolist(), "error": errors.tolist(), "best": best,
                         "h_best": float(FD_STEPS[best]), "fd_best": float(fd[best]),
                         "truncation_slope_1e-2_1e-3": float(np.log10(errors[0] / errors[1])),
@@ -295,11 +295,7 @@ def _figure(plots: dict, cases: dict):
                        label=f"{tag}, dx(T)/d{label}")
             ax2.plot(study["h_best"], errors[study["best"]], "k+", ms=10)
             k += 1
-    ax2.axhline(FD_TOL, color="k", lw=0.7, ls=":", label="tolerance 1e-5")
-    ax2.set_xlabel("relative step h of the central difference")
-    ax2.set_ylabel("|FD - direct| / |direct|")
-    ax2.set_title("step study: truncation (h^2) and round-off (eps / h) branches; +: h*", fontsize=8)
-    ax2.grid(True, which="both", alpha=0.3)
+    draw_step_study_axes(ax2, FD_TOL)
     legend_outside(ax2, 7, ncol=2)
     fig.tight_layout()
     return fig
