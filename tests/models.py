@@ -120,3 +120,14 @@ def spinning_hub_beam() -> tuple[fm.Model, fm.Assembly, np.ndarray, np.ndarray]:
     v0 = np.zeros(asm.n_dof)
     v0[asm.dofs.index(int(nodes[-1]), "uy")] = 0.3
     return m, asm, v0, nodes
+
+
+def sagging_beam() -> tuple[fm.Model, fm.Assembly]:
+    """A pinned 5 m beam of 51 lumped-mass Beam2D elements (154 free DOFs, enough for modified Newton)
+    sagging under gravity: the model and its assembly."""
+    m = fm.Model(dim=2)
+    nodes = m.add_nodes(np.c_[np.linspace(0.0, 5.0, 52), np.zeros(52)])
+    m.add_beam2d(np.c_[nodes[:-1], nodes[1:]], EA=1e6, EI=50.0, rho_A=1.0, rho_I=1e-4, mass="lumped", name="beam")
+    m.fix(nodes[0], ["ux", "uy"])
+    m.set_gravity([0.0, -9.81])
+    return m, fm.Assembly(m)

@@ -28,7 +28,7 @@ from flexmb.sensitivity.midpoint import direct_sensitivities
 from flexmb.sensitivity.transient import record, replay, scheme_for
 from flexmb.validation.slider_crank import ROD, ROD_MASS
 from flexmb.validation.slider_crank import build as slider_crank
-from models import damped_truss, spinning_hub_beam
+from models import damped_truss, sagging_beam, spinning_hub_beam
 
 #: the brief's accuracy of DDM against the best central difference (relative)
 TOL = 1e-6
@@ -267,12 +267,7 @@ def test_modified_newton_models_replayed_between_kept_states():
     step before kept) and keeps every 5th state: the recursion replays the steps between them in the
     run's order and differentiates the run's own states (the kept ones equal bit for bit); against
     central differences."""
-    m = fm.Model(dim=2)
-    nodes = m.add_nodes(np.c_[np.linspace(0.0, 5.0, 52), np.zeros(52)])
-    m.add_beam2d(np.c_[nodes[:-1], nodes[1:]], EA=1e6, EI=50.0, rho_A=1.0, rho_I=1e-4, mass="lumped", name="beam")
-    m.fix(nodes[0], ["ux", "uy"])
-    m.set_gravity([0.0, -9.81])
-    asm = fm.Assembly(m)
+    m, asm = sagging_beam()
     assert asm.n_free >= MODIFIED_NEWTON_MIN_SIZE
     run = record(asm, 0.005, 0.1, keep_every=5)
     params = [P.parameter(design.section_property("beam", "EI")), P.parameter(design.density_scale("beam"))]

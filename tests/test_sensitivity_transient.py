@@ -15,7 +15,7 @@ from flexmb.integrators import step_loop, time_stepping
 from flexmb.integrators.newton import NewtonSettings, equilibrate
 from flexmb.sensitivity.transient import Step, record, replay, step_jacobian, sub_steps
 from flexmb.validation.slider_crank import build as slider_crank
-from models import spinning_hub_beam
+from models import sagging_beam, spinning_hub_beam
 
 FIELDS = ("u", "v", "a", "reaction", "lam", "stretch")
 
@@ -114,12 +114,7 @@ def test_modified_newton_models_start_fresh_at_stored_states_and_replay_bit_for_
     """A model of MODIFIED_NEWTON_MIN_SIZE unknowns and more keeps Newton's factorisation from step to
     step: the run starts each kept state's next step without it, and so does the replay; replayed
     with the factorisation of the step before instead, the states differ."""
-    m = fm.Model(dim=2)
-    nodes = m.add_nodes(np.c_[np.linspace(0.0, 5.0, 52), np.zeros(52)])
-    m.add_beam2d(np.c_[nodes[:-1], nodes[1:]], EA=1e6, EI=50.0, rho_A=1.0, rho_I=1e-4, mass="lumped", name="beam")
-    m.fix(nodes[0], ["ux", "uy"])
-    m.set_gravity([0.0, -9.81])
-    asm = fm.Assembly(m)
+    _, asm = sagging_beam()
     assert asm.n_free >= time_stepping.MODIFIED_NEWTON_MIN_SIZE
     history = fm.integrate(asm, 0.005, 0.1, progress=False)
     run = record(asm, 0.005, 0.1, keep_every=5)
