@@ -2,7 +2,8 @@
 gradients equal the direct differentiation's (P5, itself checked against central differences of
 re-runs in test_sensitivity_midpoint.py) to round-off, for several responses at once, with every
 state kept or every 7th (the segments recomputed), on the plain and the composed mid-point scheme, and
-with planar joints (responses on multipliers and joint reactions, a drive's amplitude)."""
+with planar joints (responses on multipliers and joint reactions, a drive's amplitude), and with spatial
+rotations."""
 from __future__ import annotations
 
 import numpy as np
@@ -18,8 +19,8 @@ from flexmb.sensitivity.constraints import drive_amplitude
 from flexmb.sensitivity.midpoint import direct_sensitivities
 from flexmb.sensitivity.transient import record
 from flexmb.validation.slider_crank import ROD
-from test_sensitivity_midpoint import (JOINT_STEPS, LINEAR_CASES, _jointed_mechanism, _jointed_responses,
-                                      _jointed_run, _slider_crank)
+from test_sensitivity_midpoint import (JOINT_STEPS, LINEAR_CASES, SPATIAL_CASES, _jointed_mechanism,
+                                      _jointed_responses, _jointed_run, _slider_crank, spatial_run)
 
 #: the brief's agreement of adjoint and direct differentiation (relative to each response's largest entry)
 TOL = 1e-10
@@ -169,3 +170,53 @@ def test_adjoint_multiplier_seeds_are_spent_by_their_solve():
     result = _compare(run, plist, [at12])
     assert np.abs(result.gradient).min() > 0.0
     assert not adjoint_gradient(run, plist, [at0]).gradient.any()
+
+
+def test_adjoint_equals_ddm_on_a_spun_up_planar_modal_body():
+    """The modal spin-up of tests/test_sensitivity_midpoint.py (stiffness and density scale of the
+    body, every 5th state kept): the tip deflection at the end, the time integral of the strain energy
+    (explicit partial in the stiffness scale) and a KS maximum of the tip deflection."""
+    from test_sensitivity_midpoint import modal_spin_up
+
+    run, params, tip = modal_spin_up()
+    traj = trajectory(run)
+    responses = [R.final(tip, traj, parameters=params), R.integral(R.strain_energy(run.asm), traj, parameters=params),
+                 R.ks_max(R.scaled(tip, -1.0), traj, rho=2e3, parameters=params)]
+    adjoint = _compare(run, params, responses)
+    assert responses[1].parameter_gradient[0] > 0.0 and responses[1].parameter_gradient[1] == 0.0
+    # fewer kept states: the same gradient from the recomputed segments
+    sparse, params, tip = modal_spin_up(keep_every=5)
+    again = adjoint_gradient(sparse, params, [R.final(tip, trajectory(sparse), parameters=params)])
+    assert np.abs(again.gradient[0] - adjoint.gradient[0]).max() <= TOL * np.abs(adjoint.gradient[0]).max()
+
+
+@pytest.mark.parametrize("keep_every", [1, 7])
+@pytest.mark.parametrize("label", list(SPATIAL_CASES))
+def test_adjoint_equals_ddm_with_spatial_rotations(label, keep_every):
+    """Free Beam3D, Shell3 and 3D modal bodies and a 3D jointed pendulum (test_sensitivity_midpoint.py's
+    spatial cases, checked there against re-runs): an offset point of a rotating node at the last step
+    (reads the spins), the time integral of its velocity (reads the angular velocities) and of the strain
+    energy (explicit partials), and the ball joint's vertical reaction; adjoint equal to DDM to 1e-10."""
+    run, model, params = spatial_run(label, keep_every)
+    asm = run.asm
+    node = int(asm.rotation_nodes[-1])
+    traj = trajectory(run)
+    responses = [R.final(R.point(asm, node, 2, offset=[0.1, 0.2, 0.05]), traj),
+                 R.integral(R.point_velocity(asm, node, 1, offset=[0.1, 0.2, 0.05]), traj),
+                 R.integral(R.strain_energy(asm), traj, parameters=params)]
+    if asm.constraints is not None:
+        responses.append(R.integral(R.joint_reaction(asm, "ball", 2), traj))
+    adjoint = _compare(run, params, responses)
+    assert adjoint.recomputed > 0 if keep_every > 1 else adjoint.recomputed == 0
+
+
+def test_adjoint_equals_ddm_with_spatial_rotations_on_the_composed_scheme():
+    """The free Beam3D of the spatial cases on the composed mid-point scheme (every 4th state kept: the
+    stages and segments recomputed): adjoint equal to DDM to 1e-10."""
+    model, v0, params = SPATIAL_CASES["free Beam3D"][0]()
+    run = record(fm.Assembly(model), 2e-3, 10 * 2e-3, v0=v0, scheme="composed-mid-point", keep_every=4)
+    asm = run.asm
+    traj = trajectory(run)
+    node = int(asm.rotation_nodes[-1])
+    _compare(run, params, [R.final(R.point(asm, node, 2, offset=[0.1, 0.2, 0.05]), traj),
+                           R.integral(R.kinetic_energy(asm), traj, parameters=params)])

@@ -245,3 +245,120 @@ def test_refusals_name_the_parameter():
         P.parameter(design.spring(n[1], "uz"))
     with pytest.raises(ModelError, match="group 'nope'"):
         P.rayleigh("nope", "alpha").value(m)
+
+
+def _modal_body(n_modes: int = 3):
+    """A free planar modal body (a consistent-mass beam of six elements, stiffened, modal damping)
+    under gravity, and its stiffness and density scales (flexmb.cms design variables of the body)."""
+    from flexmb.cms.modal_body import ModalBodyData
+
+    beam = fm.Model(dim=2)
+    n = beam.add_nodes(np.c_[np.linspace(0.0, 1.0, 7), np.zeros(7)])
+    beam.add_beam2d(np.c_[n[:-1], n[1:]], EA=1e5, EI=50.0, rho_A=2.0, rho_I=1e-3, mass="consistent", name="fe")
+    m = fm.Model(dim=2)
+    m.add_modal_body(ModalBodyData.from_model(beam, 0, n_modes), name="arm", damping_ratios=0.02)
+    m.set_gravity([0.0, -9.81])
+    return m, [P.parameter(design.stiffness_scale("arm")), P.parameter(design.density_scale("arm"))]
+
+
+def _modal_body_3d():
+    """A free 3D modal body (3 modes of a Beam3D cantilever, stiffened) without weight."""
+    from models import cantilever_body_3d
+
+    m = fm.Model(dim=3)
+    m.add_modal_body(cantilever_body_3d(4, 3), name="arm", damping_ratios=0.02)
+    return m, [P.parameter(design.stiffness_scale("arm")), P.parameter(design.density_scale("arm"))]
+
+
+@pytest.mark.parametrize("build", [_modal_body, _modal_body_3d], ids=["2D", "3D"])
+def test_modal_body_scales_derivatives_match_central_differences_and_are_linear(build):
+    """A modal body's stiffness scale (K_e q) and density scale (all of its inertia and weight, the
+    stiffening terms included) enter the mid-point residual, the mass and the energies linearly:
+    their derivatives equal central differences of re-built models to round-off, and second
+    differences vanish. The modal damping is held (not scaled)."""
+    model, params = build()
+    asm = fm.Assembly(model)
+    scheme = MidPoint(asm)
+    s, u1 = _step(asm, 13)
+    scale = _residual_scale(model, s, u1)
+    free = asm.dofs.free
+    for p in params:
+        assert p.value(model) == 1.0
+        g0, g1, g2 = (_residual(p.apply(model, 1.0 + k), s, u1) for k in (0, 1, 2))
+        assert np.linalg.norm(g2 - 2.0 * g1 + g0) <= 1e-12 * scale, f"{p.name}: not linear"
+        exact = p.residual_derivative(scheme, s, DT, u1)
+        assert np.linalg.norm(exact) > 1e-5 * scale, f"{p.name}: no derivative"
+        err = np.linalg.norm(g1 - g0 - exact)
+        assert err <= 1e-12 * scale, f"{p.name}: dg/dp off by {err:.3g} of {np.linalg.norm(exact):.3g}"
+        h = 1e-3
+        plus, minus = fm.Assembly(p.apply(model, 1.0 + h)), fm.Assembly(p.apply(model, 1.0 - h))
+        fd = asm.free_matrix((plus.mass_data_at(u1) - minus.mass_data_at(u1)) / (2.0 * h)).toarray()
+        dM = p.mass_derivative(asm, u1)[free][:, free].toarray()
+        assert np.abs(dM - fd).max() <= 1e-9 * max(np.abs(fd).max(), 1.0), f"{p.name}: dM/dp off"
+        assert (np.abs(dM).max() > 0.0) == (p.kind == "density scale"), p.name
+        dT, dV = p.energy_derivatives(asm, u1, s.v)
+        fd_T = (plus.kinetic_energy(s.v, u1) - minus.kinetic_energy(s.v, u1)) / (2.0 * h)
+        fd_V = (plus.strain_energy(u1) - minus.strain_energy(u1)) / (2.0 * h)
+        assert dT == pytest.approx(fd_T, rel=1e-9, abs=1e-12) and dV == pytest.approx(fd_V, rel=1e-9, abs=1e-12), \
+            f"{p.name}: (dT, dV) = {(dT, dV)} against {(fd_T, fd_V)}"
+        assert (dT != 0.0) == (p.kind == "density scale") and (dV != 0.0) == (p.kind == "stiffness scale")
+    changed = params[0].apply(model, 2.0).groups[0]
+    np.testing.assert_array_equal(changed.modal_damping, model.groups[0].modal_damping)
+    np.testing.assert_allclose(changed.data.modal_stiffness, 2.0 * model.groups[0].data.modal_stiffness, rtol=1e-15)
+
+
+@pytest.mark.parametrize("stiffening", [True, False])
+def test_modal_body_density_scale_is_the_fe_density_with_the_modes_held(stiffening):
+    """``apply`` of a density scale r multiplies the body's velocity-field Gram matrix and first
+    moments by r. That is the FE model's mass r M with the modes held: the fields re-derived from r M
+    (the second-order field's unit loads r M U and their geometric stiffness included) give the same
+    step inertia and weight; and their central difference in r at r = 1 is the baseline's (the
+    plan's FD check that the stiffening terms are linear in the density)."""
+    import copy
+    import dataclasses
+
+    from flexmb.elements.floating_frame import FloatingFrameMass
+    from flexmb.elements.velocity_fields import BodyVelocityFields
+
+    model, params = _modal_body()
+    body = model.groups[0]
+    body.stiffening = stiffening
+    body.velocity_fields = BodyVelocityFields(body.data, stiffening)
+    data, X = body.data, model.coordinates[body.connectivity]
+    rng = np.random.default_rng(17)
+    u0 = 0.1 * rng.standard_normal((4, body.ndof))
+    u1, v0 = u0 + 0.05 * rng.standard_normal(u0.shape), rng.standard_normal(u0.shape)
+    g = np.array([0.3, -9.81])
+
+    def forces(kernels):
+        return np.concatenate([kernels.reference_mid_point_inertia(u0, u1, v0, 0.01, False)[0],
+                               kernels.reference_mid_point_gravity(u0, u1, g)[0].reshape(u0.shape)], axis=1)
+
+    def fe_density(r):
+        comp = copy.copy(data.component)
+        comp.M = r * data.component.M
+        scaled = dataclasses.replace(data, component=comp, mass=r * data.mass, first_moment0=r * data.first_moment0,
+                                     translation_coupling=r * data.translation_coupling)
+        return FloatingFrameMass(BodyVelocityFields(scaled, stiffening), X)
+
+    base = forces(FloatingFrameMass(body.velocity_fields, X))
+    size = np.abs(base).max()
+    # r a power of two scales every float exactly, so the re-derivation must match to round-off; other
+    # r meet the rounding of the re-derived fields, which the nearly dependent unit loads amplify (the
+    # second-order field's coefficients reach 1e4 here): measured 1e-9 to 6e-9 of the force
+    for r, tol in ((0.5, 1e-13), (2.0, 1e-13), (0.9, 1e-7), (1.1, 1e-7)):
+        applied = params[1].apply(model, r).groups[0]
+        err = np.abs(forces(applied.configuration_mass(X)) - forces(fe_density(r))).max()
+        assert err <= tol * r * size, f"r = {r}: applied density scale against the FE model's r M: {err:.3g}"
+    h = 0.1                  # linear in r: no truncation error, and the rounding above over a larger step
+    fd = (forces(fe_density(1.0 + h)) - forces(fe_density(1.0 - h))) / (2.0 * h)
+    err = np.abs(fd - base).max()
+    assert err <= 1e-7 * size, f"d/dr of the FE-derived forces misses the baseline by {err:.3g} of {size:.3g}"
+
+
+def test_modal_body_refuses_other_kinds():
+    model, _ = _modal_body(2)
+    with pytest.raises(ModelError, match="rho_A scale arm.*modal body.*stiffness scale and density scale"):
+        P.parameter(design.section_property("arm", "rho_A")).value(model)
+    with pytest.raises(ModelError, match="Rayleigh alpha arm.*modal body"):
+        P.rayleigh("arm", "alpha").value(model)

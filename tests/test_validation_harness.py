@@ -31,6 +31,7 @@ EXPECTED_CASES = {"bathe-pendulum", "free-flying-chain", "roll-up-2d", "roll-up-
                   "spring-mass-damper", "pendulum-spring", "rayleigh-beam", "spin-up-modal-spatial",
                   "spin-up-adaptive", "four-bar-flexible", "mechanism-equilibrium-start",
                   "state-space-frf", "imported-component", "solid-cantilever-modes", "solid-modal-body",
+                  "sensitivity-spin-up", "sensitivity-shell-modal3d",
                   "sensitivity-slider-crank", "sensitivity-spring-damper", "optimize-slider-crank"}
 
 FAILING_CASE = '''"""A case that fails one check."""

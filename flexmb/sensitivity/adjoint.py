@@ -35,11 +35,14 @@ adds ``-(psi_g . J_p + psi_Phi . dPhi/dp)`` to dF/dp.
 **Cost** per solve: as the direct differentiation's (one residual with tangent and one
 factorisation at the solution, the start derivatives' element blocks, applied here transposed by
 ``rmatvec``), and ``psi . g_p`` for all parameters from one evaluation of each distinct parameter
-*part*: parameters on single elements of one property (:func:`~flexmb.sensitivity.parameters.element_property`)
-share one evaluation of that property over the whole group, whose element shares
-(:meth:`~flexmb.sensitivity.parameters.TransientParameter.residual_shares`) they sum over their
-elements. So the cost does not grow with the number of such parameters; other kinds cost one
-residual-sized evaluation each.
+*part*: the section properties of a group are evaluated one by one over the whole group (a
+stiffness or density scale is the sum of its properties' parts; parameters on some elements of one
+property, :func:`~flexmb.sensitivity.parameters.element_property`, take their elements' shares,
+:meth:`~flexmb.sensitivity.parameters.TransientParameter.residual_shares`), psi is gathered to the
+elements once per group of elements, and a weight matrix (elements x parameters) formed once per
+run spreads the element products to the parameters. So the cost does not grow with the number of
+section parameters; other kinds cost one residual-sized evaluation each (measured against one
+forward run by ``benchmarks/bench_sensitivity.py``).
 
 **Checkpointing** (two levels). The forward run (:func:`~flexmb.sensitivity.transient.record`)
 keeps every ``keep_every``-th state and the last; the reverse sweep takes the segments between kept
@@ -58,8 +61,10 @@ at the DOFs their signal reads (small, except for signals on every DOF such as t
 memory (a response evaluated during the forward run would not need it; not yet).
 
 Not covered (refused with a :class:`~flexmb.checks.ModelError` naming the reason): what the direct
-differentiation of :mod:`flexmb.sensitivity.midpoint` refuses (ties to modal bodies, spatial
-rotations, other schemes, a prescribed motion's amplitude).
+differentiation of :mod:`flexmb.sensitivity.midpoint` refuses (ties to modal bodies, partly
+prescribed spatial rotations, other schemes, a prescribed motion's amplitude). At spatial rotations
+the adjoint carries the transposed maps of the step's spins and angular velocities
+(:meth:`~flexmb.sensitivity.rotations.StepRotations.transpose`).
 """
 from __future__ import annotations
 
@@ -71,14 +76,16 @@ from typing import Sequence
 import numpy as np
 import scipy.sparse as sp
 
+from flexmb.assembly import Assembly
 from flexmb.checks import ModelError
+from flexmb.cms.design import MASS_PROPERTIES, STIFFNESS_PROPERTIES
 from flexmb.elements.hermite_mass2d import director_step
 from flexmb.integrators.schemes import MidPoint, State
 from flexmb.sensitivity.constraints import DriveAmplitude
 from flexmb.sensitivity.inertia import InertiaMatrix
 from flexmb.sensitivity.matrices import StartMatrix
 from flexmb.sensitivity.midpoint import StepDerivative, _solves, check_model, check_parameters
-from flexmb.sensitivity.parameters import TransientParameter
+from flexmb.sensitivity.parameters import _SHEAR, SECTION_GROUPS, TransientParameter
 from flexmb.sensitivity.responses import ResponseValue, Trajectory
 from flexmb.sensitivity.transient import RecordedRun, step_jacobian
 
@@ -119,42 +126,67 @@ def trajectory(run: RecordedRun) -> Trajectory:
 
 
 class _ParameterTerms:
-    """psi . dg/dp (n_r, n_p) of all parameters at one solve: one evaluation per distinct part
-    (element-property parameters of one group and property share their group's)."""
+    """psi . dg/dp (n_r, n_p) of all parameters at one solve, at a cost that does not grow with
+    the number of section-property parameters: each distinct *part* is evaluated once per solve --
+    a section group's properties one by one (a stiffness or density scale of such a group is the
+    sum of its properties' parts, each property entering linearly and apart: parameters module
+    docstring), other kinds each on its own -- and its element shares are dotted with psi gathered
+    to the elements (one row-wise product per part) and spread to the parameters by a weight
+    matrix (n_el, n_p) formed once per run: 1 where the parameter multiplies the part on the
+    element."""
 
-    def __init__(self, parameters: list[TransientParameter | DriveAmplitude]) -> None:
+    def __init__(self, asm: Assembly, parameters: list[TransientParameter | DriveAmplitude]) -> None:
         self.n_p = len(parameters)
         #: (column, drive amplitude): evaluated by the step derivative's parameter_terms
         self.drives: list[tuple[int, DriveAmplitude]] = []
-        #: (parameter evaluated, [(column, elements or None)])
+        #: (part evaluated, [(column, elements or None)])
         self.parts: list[tuple[TransientParameter, list[tuple[int, tuple[int, ...] | None]]]] = []
-        shared: dict[tuple, int] = {}
+        shared: dict[tuple[str, str], int] = {}
         self._transposes: dict[int, tuple] = {}
-        self._element_weights: dict[tuple[int, int], np.ndarray] = {}
         for j, p in enumerate(parameters):
             if isinstance(p, DriveAmplitude):
                 self.drives.append((j, p))
-            elif p.kind == "section property" and p.elements is not None:
-                key = (p.groups, p.prop)
+                continue
+            for group, prop in _property_parts(asm, p):
+                if prop is None:                     # not split: the parameter's own part on this group
+                    own = p if group is None else dataclasses.replace(p, groups=(group,),
+                                                                      _parts=weakref.WeakKeyDictionary())
+                    self.parts.append((own, [(j, None)]))
+                    continue
+                key = (group, prop)
                 if key not in shared:
-                    whole = dataclasses.replace(p, name=f"{p.prop} of {', '.join(p.groups)}", elements=None,
-                                                _parts=weakref.WeakKeyDictionary())
+                    whole = TransientParameter(f"{prop} of {group}", "section property", "1", (group,), prop)
                     shared[key] = len(self.parts)
                     self.parts.append((whole, []))
                 self.parts[shared[key]][1].append((j, p.elements))
-            else:
-                self.parts.append((p, [(j, None)]))
+        # the parts' pieces grouped by their elements' DOFs (n_el, ne): per group one gather of psi and
+        # one product with the weights (k n_el, n_p) of its k pieces
+        groups: list[tuple[np.ndarray, list[tuple[int, int]]]] = []
+        for i, (p, _) in enumerate(self.parts):
+            for k, piece in enumerate(p._part(asm)):
+                same = (g for g in groups if g[0].shape == piece.ed.shape and np.array_equal(g[0], piece.ed))
+                found = next(same, None)
+                if found is None:
+                    groups.append((piece.ed, [(i, k)]))
+                else:
+                    found[1].append((i, k))
+        self.blocks = [(ed, pieces, np.vstack([self._weights(i, ed.shape[0]) for i, _ in pieces]))
+                       for ed, pieces in groups]
 
     def rmatvec(self, D: InertiaMatrix, y: np.ndarray) -> np.ndarray:
         """D^T y, as :meth:`InertiaMatrix.rmatvec` but with the constant sparse parts' transposes
-        formed once per run (scipy's transpose costs more than the product on small models)."""
+        formed once per run (scipy's transpose costs more than the product on small models), and
+        ``S^T y`` of the last y kept for the next call with the same y (the constant mass is in the
+        derivatives w.r.t. u_n and v_n alike)."""
         # one response: the element blocks' scatter of a vector (one bincount, not one per column)
         out = StartMatrix.rmatvec(D, y[:, 0])[:, None] if y.shape[1] == 1 else StartMatrix.rmatvec(D, y)
         for c, S in D.sparse:
             kept = self._transposes.get(id(S))
             if kept is None or kept[0] is not S:
-                kept = self._transposes[id(S)] = (S, sp.csr_matrix(S.T))
-            out += c * (kept[1] @ y)
+                kept = self._transposes[id(S)] = [S, sp.csr_matrix(S.T), None, None]
+            if kept[2] is not y:
+                kept[2], kept[3] = y, kept[1] @ y
+            out += c * kept[3]
         return out
 
     def __call__(self, derivative: StepDerivative, stepper: MidPoint, start: State, dt: float, end: State,
@@ -168,23 +200,42 @@ class _ParameterTerms:
             out[:, j] = phi_p @ psi_phi
             if g_p is not None:
                 out[:, j] += g_p @ psi
-        for i, (p, members) in enumerate(self.parts):
-            columns = [j for j, _ in members]
-            for piece, (ed, share) in enumerate(p.residual_shares(stepper, start, dt, u1)):
-                # each element's psi . share (n_el, n_r), summed over each member's elements
-                out[:, columns] += np.einsum("ei,eir->er", share, psi[ed]).T @ self._weights(i, piece, ed.shape[0])
+        kinematics: dict = {}                        # the step's kinematics, evaluated once for all parts
+        shares = [p.residual_shares(stepper, start, dt, u1, kinematics) for p, _ in self.parts]
+        for ed, pieces, W in self.blocks:
+            S = np.stack([shares[i][k][1] for i, k in pieces])                     # (k, n_el, ne)
+            # each element's psi . share, (n_r, k n_el), summed over each parameter's elements
+            out += np.einsum("kei,eir->rke", S, psi[ed]).reshape(psi.shape[1], -1) @ W
         return out
 
-    def _weights(self, part: int, piece: int, n_el: int) -> np.ndarray:
-        """(n_el, n_members) of a part's piece: 1 where the member parameter acts on the element."""
-        key = (part, piece)
-        if key not in self._element_weights:
-            members = self.parts[part][1]
-            W = np.zeros((n_el, len(members)))
-            for m, (_, elements) in enumerate(members):
-                W[slice(None) if elements is None else list(elements), m] = 1.0
-            self._element_weights[key] = W
-        return self._element_weights[key]
+    def _weights(self, part: int, n_el: int) -> np.ndarray:
+        """(n_el, n_p) of a part's piece: 1 where a parameter multiplies the part on the element."""
+        W = np.zeros((n_el, self.n_p))
+        for j, elements in self.parts[part][1]:
+            W[slice(None) if elements is None else list(elements), j] += 1.0
+        return W
+
+
+def _property_parts(asm: Assembly, p: TransientParameter) -> list[tuple[str | None, str | None]]:
+    """The parts :class:`_ParameterTerms` evaluates for p: (group name, section property) per
+    property p multiplies on a section group, (group name, None) for a group whose part is not
+    split (a modal body; a Beam3D with a finite shear stiffness, whose bending is not linear in
+    EI_y and EI_z apart), (None, None) for p's own part (the other kinds)."""
+    if p.kind == "section property":
+        return [(group, p.prop) for group in p.groups]
+    if p.kind not in ("stiffness scale", "density scale"):
+        return [(None, None)]
+    out: list[tuple[str | None, str | None]] = []
+    for group in p._groups(asm.model):
+        kind = type(group).__name__
+        finite_shear = p.kind == "stiffness scale" and any(np.any(np.isfinite(getattr(group, name)))
+                                                          for name in _SHEAR if hasattr(group, name))
+        if kind not in SECTION_GROUPS or finite_shear:
+            out.append((group.name, None))
+        else:
+            props = STIFFNESS_PROPERTIES[kind] if p.kind == "stiffness scale" else MASS_PROPERTIES[kind]
+            out += [(group.name, prop) for prop in props]
+    return out
 
 
 def _seeds(responses: Sequence[ResponseValue], n_states: int) -> dict[int, list[tuple[str, int, np.ndarray,
@@ -209,7 +260,7 @@ def adjoint_gradient(run: RecordedRun, parameters: Sequence[TransientParameter |
                      responses: Sequence[ResponseValue]) -> AdjointGradient:
     """dF/dp (n_r, n_p) of the responses (evaluated on the run's states, :func:`trajectory`) with
     respect to the parameters, by the discrete adjoint of the recorded run (mid-point or composed
-    mid-point, planar joints included, no spatial rotations): a reverse sweep over its Newton solves with
+    mid-point, joints and spatial rotations included): a reverse sweep over its Newton solves with
     the run's kept states as checkpoints (module docstring). Equal to the direct differentiation's
     gradients to round-off; its cost does not grow with the number of element-property parameters."""
     stepper, asm = run.stepper, run.asm
@@ -222,7 +273,7 @@ def adjoint_gradient(run: RecordedRun, parameters: Sequence[TransientParameter |
             raise ModelError(f"adjoint: expected response values of flexmb.sensitivity.responses, got {r!r}")
     n, n_r, N = asm.n_dof, len(responses), len(run.steps)
     derivative = StepDerivative(asm, parameters)
-    terms = _ParameterTerms(parameters)
+    terms = _ParameterTerms(asm, parameters)
     seeds = _seeds(responses, N + 1)
     n_c = asm.constraints.n if asm.constraints is not None else 0
     mu = {name: np.zeros((n_c if name == "multipliers" else n, n_r)) for name in _FIELDS}
@@ -283,6 +334,11 @@ def _solve_adjoint(derivative: StepDerivative, terms: _ParameterTerms, stepper: 
     mu_u, mu_v, mu_s = mu["u"], mu["v"], mu["stretch"]
     # w: mu on U_{n+1} through the end rates
     w = mu_u + (2.0 / dt) * mu_v
+    rotations = derivative.rotations
+    if rotations is not None:
+        # spatial rotations: mu on the solve's Cayley changes and on the start's spins and rates
+        rd = asm.rotation_dofs
+        w[rd], on_start, on_rates = rotations.transpose(rotations.maps(u0, u1, start.v, dt), mu_u[rd], mu_v[rd])
     if dd.size:
         dth, w0, s0 = u1[dd] - u0[dd], start.v[dd], start.stretch[dd]
         c, s = np.cos(dth)[:, None], np.sin(dth)[:, None]
@@ -295,8 +351,11 @@ def _solve_adjoint(derivative: StepDerivative, terms: _ParameterTerms, stepper: 
         y = step_jacobian(stepper, start, dt, end).solve(np.concatenate([w[free], mu_lam]), transpose=True)
         psi[free], psi_phi = y[:free.size], y[free.size:]
     D, inertia = derivative.start_matrix(start, dt, end)
-    new_u = mu_u - w - terms.rmatvec(D, psi)
-    new_v = -mu_v - terms.rmatvec(inertia.v, psi)
+    back_u, back_v = terms.rmatvec(D, psi), terms.rmatvec(inertia.v, psi)
+    new_u = mu_u - w - back_u
+    new_v = -mu_v - back_v
+    if rotations is not None:
+        new_u[rd], new_v[rd] = on_start - back_u[rd], on_rates - back_v[rd]
     new_s = np.zeros_like(mu_s)
     if dd.size:
         new_v[dd] += mu_v[dd] - c * mu_v[dd] - s * mu_s[dd]

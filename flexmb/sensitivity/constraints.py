@@ -55,7 +55,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from flexmb.assembly import Assembly
-from flexmb.checks import CheckedFunction, ModelError
+from flexmb.checks import CheckedFunction, ModelError, keywords_listed
 from flexmb.model import Model, NodalValue
 from flexmb.multibody.constraints import ConstraintSystem, ConstraintTerms
 from flexmb.multibody.joints import Joint, joint_equations
@@ -293,6 +293,7 @@ class DriveAmplitude:
         return out
 
 
+@keywords_listed
 def drive_amplitude(joint: Joint | str | None = None, node: int | None = None, dof: str | None = None,
                     name: str | None = None) -> DriveAmplitude:
     """A :class:`DriveAmplitude`: the multiplier of ``joint``'s drive (a Joint or its name), or of

@@ -74,7 +74,7 @@ from flexmb.elements.floating_frame import _STEP, FloatingFrameMass
 from flexmb.elements.floating_frame3d import FloatingFrameMass3D
 from flexmb.elements.hermite_mass2d import HermiteMass2D, director_step
 from flexmb.rotations import cayley, cayley_between, exp_map, sinc, skew
-from flexmb.sensitivity.matrices import StartMatrix, cayley_spin_inverse
+from flexmb.sensitivity.matrices import StartMatrix, cayley_spin_inverse, same_maps
 
 #: the configuration-dependent mass kernels covered
 INERTIA_KINDS = (HermiteMass2D, FloatingFrameMass, FloatingFrameMass3D)
@@ -99,9 +99,7 @@ class InertiaMatrix(StartMatrix):
         # the column maps of the operands with blocks or maps; a term without either (the constant
         # mass, which has no columns at spatial rotations) takes the other's
         mapped = [m for m in (self, other) if m.blocks or m.rotation_dofs.size]
-        if other.n_dof != self.n_dof or (len(mapped) == 2 and not (
-                np.array_equal(self.rotation_dofs, other.rotation_dofs) and np.array_equal(self.spin_maps,
-                                                                                          other.spin_maps))):
+        if other.n_dof != self.n_dof or (len(mapped) == 2 and not same_maps(self, other)):
             raise ValueError("InertiaMatrix: the two derivatives belong to different models or steps")
         ref = mapped[0] if mapped else self
         return InertiaMatrix(self.n_dof, self.blocks + other.blocks, ref.rotation_dofs, ref.spin_maps,
@@ -181,6 +179,8 @@ class InertiaDerivatives:
         self._mass = (sp.diags(keep) @ asm.mass).tocsr()
         #: per cubic-mass group: the constants of its 9 copies in the rate columns' kernel call
         self._unit_rates: dict[int, tuple] = {}
+        #: per cubic-mass group: the rows of its elements' angle DOFs among the director DOFs (n_el, 2)
+        self._angle_rows: dict[int, np.ndarray] = {}
 
     def _spin_maps(self, u0: np.ndarray, u1: np.ndarray) -> dict:
         """The column maps of a derivative w.r.t. u_n at spatial rotations, as
@@ -226,8 +226,9 @@ class InertiaDerivatives:
         dth, J = u1[dd] - u0[dd], self.asm.director_inertia
         half = 0.5 * dth
         du = -step[4]                                                       # -dF_D/d dtheta
-        dv = -2.0 * J / dt * sinc(dth)
-        ds = 2.0 * J / dt * half * sinc(half) ** 2                          # (1 - cos dtheta) / dtheta
+        both = sinc(np.concatenate([dth, half]))                           # one call: it costs more than its size
+        dv = -2.0 * J / dt * both[:dd.size]
+        ds = 2.0 * J / dt * half * both[dd.size:] ** 2                      # (1 - cos dtheta) / dtheta
         dofs = dd[:, None]
         return [(dofs, du[:, None, None])], [(dofs, dv[:, None, None])], [(dofs, ds[:, None, None])], [], []
 
@@ -249,7 +250,8 @@ class InertiaDerivatives:
     def _rate_coefficients(self, i: int, k: HermiteMass2D, u0: np.ndarray, u1: np.ndarray, dt: float
                            ) -> tuple[np.ndarray, np.ndarray]:
         """dF/dv0 (n_el, 6, 6) and dF/ds0 (n_el, 6, 2) of cubic-mass group i's step at fixed ends: F is
-        affine in (v0, s0), so the columns are F(unit rate) - F(0), 9 copies of the group in one call."""
+        affine in (v0, s0), so the columns are F(unit rate) - F(0), 9 copies of the group in one call
+        (their ends written into arrays kept for the run, the copies' constants formed once)."""
         from flexmb.compiled import hermite_mass2d as compiled
 
         n_el = len(u0)
@@ -259,12 +261,12 @@ class InertiaDerivatives:
             rates[1:] = np.eye(8)[:, None, :]
             self._unit_rates[i] = (np.tile(k.alpha0, 9), np.tile(k.l0, 9), np.tile(k.mass, 9),
                                    np.ascontiguousarray(rates[..., :6].reshape(9 * n_el, 6)),
-                                   np.ascontiguousarray(rates[..., 6:].reshape(9 * n_el, 2)))
-        alpha0, l0, mass, v, s = self._unit_rates[i]
-        F = np.empty((9 * n_el, 6))
-        compiled.mid_point_inertia(alpha0, l0, mass, np.concatenate([u0] * 9), np.concatenate([u1] * 9), v, s, dt, F,
-                                   _NO_TANGENT, False)
-        F = F.reshape(9, n_el, 6)
+                                   np.ascontiguousarray(rates[..., 6:].reshape(9 * n_el, 2)),
+                                   np.empty((9, n_el, 6)), np.empty((9, n_el, 6)), np.empty((9, n_el, 6)))
+        alpha0, l0, mass, v, s, a0, a1, F = self._unit_rates[i]
+        a0[:], a1[:] = u0, u1                                               # the 9 copies' ends
+        compiled.mid_point_inertia(alpha0, l0, mass, a0.reshape(-1, 6), a1.reshape(-1, 6), v, s, dt,
+                                   F.reshape(-1, 6), _NO_TANGENT, False)
         columns = np.transpose(F[1:] - F[0], (1, 2, 0))                     # (n_el, 6, 8)
         return columns[:, :, :6], columns[:, :, 6:]
 
@@ -280,28 +282,31 @@ class InertiaDerivatives:
         dth = u1[dd] - u0[dd]
         # the director rule's derivatives w.r.t. u_n at D (-d/d dtheta) and of the end rates w.r.t. the
         # start rates, d(omega1, s1)/d(omega0, s0) = [[-cos, sin], [-sin, -cos]] per node
-        c, sn = np.zeros(asm.n_dof), np.zeros(asm.n_dof)
-        c[dd], sn[dd] = np.cos(dth), np.sin(dth)
-        dw1, ds1 = np.zeros(asm.n_dof), np.zeros(asm.n_dof)
-        dw1[dd] = -step[2]
-        ds1[dd] = -((2.0 / dt + stretch0[dd]) * sn[dd] - v0[dd] * c[dd])
-        angles = [2, 5]
+        c, sn = np.cos(dth), np.sin(dth)                                    # (n_d,) each
+        dw1 = -step[2]
+        ds1 = -((2.0 / dt + stretch0[dd]) * sn - v0[dd] * c)
+        angles = slice(2, 6, 3)                                              # the two angles, as a view
         for i, k in cubic:
             ed = self._edofs[i]
             a0, a1, nodes = u0[ed], u1[ed], ed[:, angles]
+            if i not in self._angle_rows:                # the rows of the element's two angles in D (n_el, 2)
+                rows = np.full(asm.n_dof, -1)
+                rows[dd] = np.arange(dd.size)
+                self._angle_rows[i] = rows[nodes]
+            at = self._angle_rows[i]
             Av, As = self._rate_coefficients(i, k, a0, a1, dt)
             # the reversed step (u1 -> u0 over -dt from the end rates): its tangent, and its rate columns
             # from the forward ones by the reversal, [Av, As] = [Rv, Rs] d(end rates)/d(start rates):
             # -Rv at translations, and the inverse of the 2 x 2 map at the angles
             J_rev = k.mid_point_inertia(a1, a0, v1[ed], s1[nodes], -dt, True)[1]
-            ce, se = c[nodes][:, None, :], sn[nodes][:, None, :]           # (n_el, 1, 2)
+            ce, se = c[at][:, None, :], sn[at][:, None, :]                 # (n_el, 1, 2)
             Rv = -Av
             Rv[:, :, angles] = -ce * Av[:, :, angles] + se * As
             Rs = -se * Av[:, :, angles] - ce * As
             dv1 = np.full(ed.shape, -2.0 / dt)                              # dv_{n+1}/du_n, diagonal (n_el, 6)
-            dv1[:, angles] = dw1[nodes]
+            dv1[:, angles] = dw1[at]
             du = J_rev + Rv * dv1[:, None, :]
-            du[:, :, angles] += Rs * ds1[nodes][:, None, :]
+            du[:, :, angles] += Rs * ds1[at][:, None, :]
             ds = np.zeros(du.shape)
             ds[:, :, angles] = As
             out[0].append((ed, du))

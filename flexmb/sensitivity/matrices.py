@@ -95,6 +95,13 @@ def _scatter(n_dof: int, dofs: np.ndarray, values: np.ndarray) -> np.ndarray:
     return np.stack([np.bincount(index, weights=flat[:, j], minlength=n_dof) for j in range(flat.shape[1])], axis=1)
 
 
+def same_maps(a: StartMatrix, b: StartMatrix) -> bool:
+    """Whether two start derivatives have the same column maps (both none: planar models)."""
+    if not a.rotation_dofs.size and not b.rotation_dofs.size:
+        return True
+    return np.array_equal(a.rotation_dofs, b.rotation_dofs) and np.array_equal(a.spin_maps, b.spin_maps)
+
+
 @dataclass
 class StartMatrix:
     """A derivative w.r.t. the step's start state u_n, ``D = (sum of element blocks) T``, on all
@@ -113,8 +120,7 @@ class StartMatrix:
 
     def __add__(self, other: StartMatrix) -> StartMatrix:
         """The sum of two derivatives of the same step (the same column maps)."""
-        if other.n_dof != self.n_dof or not np.array_equal(other.rotation_dofs, self.rotation_dofs) \
-                or not np.array_equal(other.spin_maps, self.spin_maps):
+        if other.n_dof != self.n_dof or not same_maps(self, other):
             raise ValueError("StartMatrix: the two derivatives belong to different models or steps")
         return StartMatrix(self.n_dof, self.blocks + other.blocks, self.rotation_dofs, self.spin_maps)
 

@@ -68,10 +68,21 @@ joints' terms for the reversed step (J_u) and of each drive amplitude's rows. St
 solve whose end state the run kept are not recomputed; the others are replayed from the state
 before (bit for bit as the run took them).
 
+**Spatial (3D) rotations** (rigid bodies, Beam3D, Shell3, the frames of 3D modal bodies; joints
+too). There the derivative of the state is a spin, ``dR/dp = hat(U) R`` with U (3,) rad per unit
+of p at the node's three rotation rows of U, and V there is d omega/dp of the spatial angular
+velocity (:mod:`flexmb.sensitivity.rotations`: the convention, and how responses at points read
+it). The step's unknown at a rotating node is its Cayley parameters w (``R_{n+1} = cay(w) R_n``),
+the Jacobian A is w.r.t. w at fixed R_n and the start derivatives are w.r.t. spins of R_n at fixed
+R_{n+1}, so the solve above gives the changes z of w, and the end's spins and angular velocities
+are ``U_{n+1} = T_c(w) z`` and ``V_{n+1} = (d omega_{n+1}/dw) (z + (dw/dtheta_n) U_n) + (d
+omega_{n+1}/d omega_n) V_n`` (:class:`~flexmb.sensitivity.rotations.StepRotations`; ordinary nodes
+and modal frames have their own end-rate rules). A node's three rotations must be all free or all
+prescribed (a spin mixes them).
+
 Not covered (refused with a :class:`~flexmb.checks.ModelError` naming the reason): ties of nodes
-to modal bodies (their rows are not in the joints' start derivatives); spatial (3D) rotations, whose
-unknown is the step's Cayley increment and whose end rates are the body rates ``R_{n+1}
-Omega_{n+1}`` (the composition of the spin-based start derivatives with those maps: piece P3c); the
+to modal bodies (their rows are not in the joints' start derivatives); nodes with some of their
+spatial rotations prescribed; the
 energy-decaying and the dissipative schemes (pieces P9, P10); the amplitude of a prescribed motion
 (its DOF's end value enters g through the tangent's prescribed columns, which the step Jacobian
 does not hold) and initial conditions as parameters (P11). The adjoint:
@@ -93,6 +104,7 @@ from flexmb.sensitivity.inertia import InertiaDerivatives, InertiaStart
 from flexmb.sensitivity.matrices import StartDerivatives, StartMatrix
 from flexmb.sensitivity.parameters import TransientParameter
 from flexmb.sensitivity.responses import ResponseValue, Trajectory
+from flexmb.sensitivity.rotations import StepRotations
 from flexmb.sensitivity.transient import RecordedRun, Step, step_jacobian, sub_steps
 
 #: the schemes whose discrete map this module differentiates (exact types: the energy-decaying
@@ -108,7 +120,8 @@ class DirectSensitivities:
     director stretch rates (1/s; None without cubic-mass nodes); ``multipliers`` (N+1, n_c) the
     joints' multipliers of the solve that ended in each state (N, N m; zero at the start; None
     without joints); ``du``, ``dv``, ``dstretch`` (N+1, n_dof, n_p) and ``dmultipliers`` (N+1, n_c,
-    n_p): their derivatives, in the state's unit per unit of each parameter (``parameters[j].unit``);
+    n_p): their derivatives, in the state's unit per unit of each parameter (``parameters[j].unit``;
+    spins, rad, at spatial rotations: module docstring);
     ``asm`` the run's assembly."""
 
     parameters: list[TransientParameter | DriveAmplitude]
@@ -166,6 +179,7 @@ class StepDerivative:
         self.forces = StartDerivatives(asm)
         self.inertia = InertiaDerivatives(asm)
         self.joints = None if asm.constraints is None else ConstraintStartDerivatives(asm)
+        self.rotations = StepRotations(asm) if asm.rotation_dofs.size else None
 
     def start_matrix(self, start: State, dt: float, end: State) -> tuple[StartMatrix, InertiaStart]:
         """The start derivatives of the solve of dt (s) from ``start`` to ``end``: ``(g_u + J_u,
@@ -217,6 +231,10 @@ class StepDerivative:
             Y = -jac.solve(np.concatenate([rhs[free], rows]))
             U1[free], L1 = Y[:free.size], Y[free.size:]
         V1 = 2.0 / dt * (U1 - U) - V
+        if self.rotations is not None:
+            # the solve's changes of the Cayley parameters -> end spins and angular velocities
+            rd = asm.rotation_dofs
+            U1[rd], V1[rd] = self.rotations.forward(self.rotations.maps(u0, u1, start.v, dt), U1[rd], U[rd], V[rd])
         S1 = np.zeros_like(S)
         if dd.size:
             dth, w0, s0 = u1[dd] - u0[dd], start.v[dd], start.stretch[dd]
@@ -231,18 +249,23 @@ class StepDerivative:
 
 def check_model(asm: Assembly, scheme: object = None) -> None:
     """ModelError unless the direct differentiation of this module covers the model (and the scheme
-    object, if given): the mid-point or composed mid-point scheme, no ties to modal bodies, no
-    spatial rotations (module docstring)."""
+    object, if given): the mid-point or composed mid-point scheme, no ties to modal bodies, no node
+    with some of its spatial rotations prescribed and some free (module docstring)."""
     if scheme is not None and type(scheme) not in SCHEMES:
         raise ModelError(f"direct sensitivities: scheme {getattr(scheme, 'name', type(scheme).__name__)!r} is not "
                          f"covered yet; this version differentiates {', '.join(s.name for s in SCHEMES)} runs")
     if asm.constraints is not None and asm.constraints.ties:
         raise ModelError(f"direct sensitivities: the {asm.constraints.ties[0].label}: ties of nodes to modal bodies "
                          "are not covered yet (their rows are not in the joints' start derivatives)")
-    if asm.rotation_dofs.size:
-        node = int(asm.rotation_nodes[0])
-        raise ModelError(f"direct sensitivities: node {node} has spatial (3D) rotations, which are not covered yet "
-                         "(the step's Cayley increment and body rates); planar models only")
+    rd = asm.rotation_dofs
+    if rd.size:
+        # a node's spin is one 3-vector: its rotations are all free or all prescribed
+        free = asm.dofs.free_position[rd] >= 0
+        mixed = free.any(axis=1) & ~free.all(axis=1)
+        if mixed.any():
+            node = int(asm.rotation_nodes[np.flatnonzero(mixed)[0]])
+            raise ModelError(f"direct sensitivities: node {node} has some of its spatial rotations prescribed and "
+                             "some free; the derivative in spins needs all three free or all three prescribed")
 
 
 def check_parameters(asm: Assembly, parameters: Sequence, who: str) -> list:
@@ -268,7 +291,7 @@ def check_parameters(asm: Assembly, parameters: Sequence, who: str) -> list:
 def direct_sensitivities(run: RecordedRun, parameters: Sequence[TransientParameter | DriveAmplitude]
                          ) -> DirectSensitivities:
     """The derivatives of every state of a recorded run (:func:`~flexmb.sensitivity.transient.record`,
-    mid-point or composed mid-point, planar joints included, no spatial rotations) with respect to
+    mid-point or composed mid-point, joints and spatial rotations included) with respect to
     the parameters, by direct differentiation of each step's converged discrete map (module
     docstring): ``du_n/dp``, ``dv_n/dp`` (and the director stretch rates'), (N+1, n_dof, n_p), and
     of the joints' multipliers, (N+1, n_c, n_p)."""

@@ -37,6 +37,10 @@ kind (factory)              p                                   unit
 ``stiffness scale``         multiplier of all stiffness of      1 (baseline 1)
                             groups (E and G, GA included)
 ``density scale``           multiplier of all mass of groups    1 (baseline 1)
+``stiffness scale`` of a    multiplier of its modal stiffness   1 (baseline 1)
+modal body                  K_e (the FE model's E and G)
+``density scale`` of a      multiplier of all its inertia       1 (baseline 1)
+modal body                  invariants, the modes held
 ``section property``        multiplier of one property          1 (baseline 1)
                             (EA, EI, GJ, EI_y, EI_z, E, rho_A,
                             rho_I, rho) of one group, or of
@@ -57,6 +61,19 @@ are (:func:`parameter`); multipliers are relative to the model the derivatives a
 (``apply(model, 1.0)`` is a copy of it). A point mass's ``apply`` replaces the point masses at
 the node by one of the given mass (keeping their rotary inertia); values below zero are allowed
 there and for the rates (a central difference about a zero baseline), not as a design.
+
+Modal bodies (:class:`~flexmb.elements.floating_frame.ModalBody`, planar and 3D; their group name in
+:func:`flexmb.cms.stiffness_scale` / :func:`flexmb.cms.density_scale`): the FE model's stiffness
+times s leaves its modes and their stresses under unit loads unchanged, so only ``K_e q`` scales (the
+geometric stiffening's K_G comes from the loads, not from K). Its mass times r is taken with the FE
+modes *held*, not renormalised (the modal mass becomes r I, q keeps its meaning): then every inertia
+invariant, the first moments of the weight and the unit-load geometric stiffness (loads r M U) are r
+times the baseline's, and the second-order field of the stiffening (the static responses to r M U,
+made K-orthonormal) is unchanged, so the velocity fields' Gram matrix G = Z^T (r M) Z and the first
+moments scale while the fields and their coefficients E(q) do not: the body's inertia and weight are
+exactly linear in r (tests/test_sensitivity_parameters.py re-derives the fields from r M). Its modal
+damping ``diag(2 zeta_k omega_k)`` is held at either scale; Rayleigh damping and section properties
+do not apply to a modal body (refused).
 """
 from __future__ import annotations
 
@@ -64,21 +81,26 @@ import copy
 import dataclasses
 import weakref
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 import scipy.sparse as sp
 
 from flexmb.assembly import Assembly
-from flexmb.checks import ModelError, real
+from flexmb.checks import ModelError, keywords_listed, real
 from flexmb.cms.design import MASS_PROPERTIES, STIFFNESS_PROPERTIES, DesignVariable
 from flexmb.elements.base import ElementGroup
 from flexmb.elements.force_elements import CoordinateSpringDamper, PointSpringDamper
-from flexmb.elements.hermite_mass2d import director_step
+from flexmb.elements.hermite_mass2d import HermiteMass2D, director_step
 from flexmb.elements.rayleigh import RayleighDamping
 from flexmb.elements.revolute_spring import RevoluteSpring
 from flexmb.model import Model
 from flexmb.multibody.joints import RigidBody
 from flexmb.rotations import rotated_inertia
+
+if TYPE_CHECKING:
+    from flexmb.integrators.schemes import MidPoint, State
+    from flexmb.model_forces import ForceElement
 
 #: the groups whose section properties are parameters (their names in flexmb.cms.design)
 SECTION_GROUPS = ("Truss", "Beam2D", "Beam3D", "Shell3")
@@ -88,6 +110,12 @@ SPRING_GROUPS = (PointSpringDamper, CoordinateSpringDamper, RevoluteSpring)
 _COMPONENTS = {"xx": (0, 0), "yy": (1, 1), "zz": (2, 2), "xy": (0, 1), "xz": (0, 2), "yz": (1, 2)}
 #: shear stiffnesses that a stiffness scale multiplies with the moduli (Beam3D, where finite)
 _SHEAR = ("GA_ky", "GA_kz")
+#: the kinds that take modal bodies (:class:`~flexmb.elements.floating_frame.ModalBody` groups, known by
+#: name: flexmb.elements.floating_frame imports scipy.sparse.linalg, which this module needs not load)
+MODAL_KINDS = ("stiffness scale", "density scale")
+#: a modal body's data that a density scale multiplies (the modes held: module docstring)
+_MODAL_MASS_ARRAYS = ("modal_mass", "mass", "first_moment0", "first_moment1", "inertia0", "inertia1", "inertia2",
+                      "translation_coupling", "rotation_coupling0", "rotation_coupling1", "geometric_stiffness")
 
 
 @dataclass
@@ -107,6 +135,7 @@ class _Piece:
     rotary_rows: np.ndarray | None = None
     rotary_columns: np.ndarray | None = None
     cubic: object = None
+    constants: tuple | None = None             # :func:`_inertia_constants`, formed at first use
     stiffness: bool = False        # the mid-point internal force of the copy
     damping: bool = False          # its mid-point damping force
     inertia: bool = False          # its inertia and weight
@@ -174,6 +203,9 @@ class TransientParameter:
         if self.kind in ("stiffness scale", "density scale", "section property", "thickness"):
             for group in self._groups(new):
                 kind = type(group).__name__
+                if kind == "ModalBody":
+                    _scale_modal_body(group, self.kind, value)
+                    continue
                 if self.kind == "stiffness scale":
                     props = STIFFNESS_PROPERTIES[kind] + tuple(p for p in _SHEAR if hasattr(group, p))
                 elif self.kind == "density scale":
@@ -221,7 +253,7 @@ class TransientParameter:
         return new
 
     # ----------------------------------------------------------- derivatives
-    def residual_derivative(self, scheme, s, dt: float, u1: np.ndarray) -> np.ndarray:
+    def residual_derivative(self, scheme: MidPoint, s: State, dt: float, u1: np.ndarray) -> np.ndarray:
         """dg/dp (n_dof,) of the mid-point residual of ``scheme`` (a
         :class:`~flexmb.integrators.schemes.MidPoint` on the model's assembly) for the step of dt
         (s) from the :class:`~flexmb.integrators.schemes.State` ``s`` (its u, v and director
@@ -233,15 +265,19 @@ class TransientParameter:
             np.add.at(g, ed, share)
         return g
 
-    def residual_shares(self, scheme, s, dt: float, u1: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    def residual_shares(self, scheme: MidPoint, s: State, dt: float, u1: np.ndarray, kinematics: dict | None = None
+                        ) -> list[tuple[np.ndarray, np.ndarray]]:
         """dg/dp element by element: per group (or nodal mass) p acts on, its global DOFs
         (n_el, ne) and each element's share of dg/dp there (n_el, ne) (arguments as
         :meth:`residual_derivative`). A group multiplier's share of element e is e's own
         derivative: parameters on single elements of one property (:func:`element_property`)
         weigh these shares, so their transposed products ``psi . dg/dp`` cost one evaluation of
-        the property for all of them."""
+        the property for all of them. ``kinematics``: a dict the caller keeps for this step
+        only, so that several parameters' shares evaluate the step's kinematics once (filled
+        here)."""
         asm = scheme.asm
-        out, motion = [], None
+        out = []
+        kinematics = {} if kinematics is None else kinematics
         for piece in self._part(asm):
             ed = piece.ed
             share = np.zeros(ed.shape)
@@ -250,9 +286,7 @@ class TransientParameter:
             if piece.damping:
                 share += piece.group.mid_point_damping(piece.X, s.u[ed], u1[ed], dt, False)[0]
             if piece.inertia:
-                # the scheme's own kinematics of the step: a_m, the increment, body rates
-                motion = motion or scheme._motion(s, dt, u1)
-                share += _inertia_share(asm, piece, s, dt, u1, motion)
+                share += _inertia_share(asm, piece, scheme, s, dt, u1, kinematics)
             out.append((ed, share))
         return out
 
@@ -293,9 +327,11 @@ class TransientParameter:
             if stretch is not None and dd.size:               # the director stretch rates' share, J s^2 / 2
                 at = np.isin(ed, dd)
                 dT += 0.5 * float((np.diagonal(piece.mass, axis1=1, axis2=2) * stretch[ed] ** 2)[at].sum())
-            if piece.cubic is not None:
+            if isinstance(piece.cubic, HermiteMass2D):
                 se = None if stretch is None else stretch[ed[:, [2, 5]]]
                 dT += float(piece.cubic.kinetic_energy(u[ed], v[ed], se).sum())
+            elif piece.cubic is not None:                      # a modal body's configuration mass
+                dT += float(piece.cubic.kinetic_energy(u[ed], v[ed]).sum())
             if piece.rotary is not None:
                 rot = ed[:, piece.rotary_columns].reshape(-1, 3)                  # (n_el n_rn, 3)
                 J = rotated_inertia(u[rot], piece.rotary.reshape(-1, 3, 3))
@@ -367,6 +403,10 @@ class TransientParameter:
             alpha = self.kind == "rayleigh alpha"
             part.rayleigh = RayleighDamping(1.0 if alpha else 0.0, 0.0 if alpha else 1.0)
             return part, {"damping"}
+        if kind == "ModalBody":
+            # K_e q carries all its stiffness and the configuration mass all its inertia and weight, each
+            # linear in its scale (module docstring); its modal damping is held
+            return part, {"stiffness"} if self.kind == "stiffness scale" else {"mass"}
         stiff, mass = STIFFNESS_PROPERTIES[kind], MASS_PROPERTIES[kind]
         if self.kind == "stiffness scale":
             keep = set(stiff)
@@ -428,6 +468,11 @@ class TransientParameter:
                 raise ModelError(f"parameter {self.name!r}: the springs of group {group.name!r} follow a force "
                                  "curve, which has no rate k")
             return
+        if kind == "ModalBody":
+            if self.kind not in MODAL_KINDS:
+                raise ModelError(f"parameter {self.name!r}: group {group.name!r} is a modal body; its parameters are "
+                                 f"its {' and '.join(MODAL_KINDS)}, not a {self.kind}")
+            return
         if kind not in SECTION_GROUPS:
             raise ModelError(f"parameter {self.name!r}: group {group.name!r} is a {kind}; transient parameters "
                              f"take the properties of {', '.join(SECTION_GROUPS)} groups")
@@ -469,37 +514,66 @@ def _strain_energy_share(piece: _Piece, ue: np.ndarray) -> float:
     return float((bumped.strain_energy(piece.X, ue) - source.strain_energy(piece.X, ue)).sum())
 
 
-def _inertia_share(asm: Assembly, piece: _Piece, s, dt: float, u1: np.ndarray, motion) -> np.ndarray:
+def _inertia_constants(asm: Assembly, piece: _Piece) -> tuple:
+    """What :func:`_inertia_share` takes from a piece at every step: where its DOFs are director
+    DOFs (n_el, ne) bool and its mass's diagonal there (None without), where they are spatial
+    rotations (n_el, ne) bool (None without), and its constant mass's weight ``M g`` (n_el, ne),
+    N (None without gravity), and whether it holds a cubic mass that is not zero (a cubic-mass
+    beam's rho_I part holds one of zero rho_A: its forces are zero)."""
+    ed = piece.ed
+    at_director = np.isin(ed, asm.director_dofs) if asm.director_dofs.size else None
+    if at_director is not None and not at_director.any():
+        at_director = None
+    director_mass = None if at_director is None else np.diagonal(piece.mass, axis1=1, axis2=2)[at_director]
+    at_rotation = np.isin(ed, asm.rotation_dofs) if asm.rotation_dofs.size else None
+    weight = None
+    if np.any(asm.model.gravity):
+        gravity = np.zeros(asm.n_dof)
+        gravity[asm.dofs.translations()] = asm.model.gravity[None, :]
+        weight = np.einsum("eij,ej->ei", piece.mass, gravity[ed])
+    cubic = piece.cubic is not None and not (isinstance(piece.cubic, HermiteMass2D) and not np.any(piece.cubic.mass))
+    return at_director, director_mass, at_rotation, weight, cubic
+
+
+def _inertia_share(asm: Assembly, piece: _Piece, scheme, s, dt: float, u1: np.ndarray, kinematics: dict
+                   ) -> np.ndarray:
     """The piece's inertia minus its weight (n_el, ne), as :meth:`MidPoint.residual` forms the
     whole model's: ``M a_m``; at the rotations of cubic-mass nodes the director form, linear in
     the rotary inertia J (the element's J times that of J = 1); at spatial rotations the rotary
     terms ``(pi_{n+1} - pi_n) / dt`` of the element's J in place of ``M a_m``; the cubic masses'
-    inertia; the weight ``M g`` and the cubic masses' discrete gradient of theirs."""
+    inertia; the weight ``M g`` and the cubic masses' discrete gradient of theirs. ``kinematics``:
+    the step's (:meth:`TransientParameter.residual_shares`)."""
     from flexmb.compiled.rigid import mid_point_rotary_terms
 
-    _, a_m, d, rates, _ = motion
+    if "motion" not in kinematics:              # the scheme's own kinematics of the step: a_m, d, body rates
+        kinematics["motion"] = scheme._motion(s, dt, u1)
+    _, a_m, d, rates, _ = kinematics["motion"]
     ed = piece.ed
+    if piece.constants is None:
+        piece.constants = _inertia_constants(asm, piece)
+    at_director, director_mass, at_rotation, weight, cubic = piece.constants
     share = np.einsum("eij,ej->ei", piece.mass, a_m[ed])                            # (n_el, ne)
     dd = asm.director_dofs
-    if dd.size and np.isin(ed, dd).any():
-        unit = np.zeros(asm.n_dof)
-        unit[dd] = director_step(d[dd], s.v[dd], s.stretch[dd], np.ones(dd.size), dt)[3]
-        at = np.isin(ed, dd)
-        share[at] = (np.diagonal(piece.mass, axis1=1, axis2=2) * unit[ed])[at]
+    if at_director is not None:
+        if "director unit" not in kinematics:     # the director form per unit J (n_dof,), zero off D
+            unit = kinematics["director unit"] = np.zeros(asm.n_dof)
+            unit[dd] = director_step(d[dd], s.v[dd], s.stretch[dd], np.ones(dd.size), dt)[3]
+        share[at_director] = director_mass * kinematics["director unit"][ed[at_director]]
     rd = asm.rotation_dofs
     if rd.size:
-        share[np.isin(ed, rd)] = 0.0
+        share[at_rotation] = 0.0
         if piece.rotary is not None:
             R0, R1, Om1 = rates
             rows = piece.rotary_rows.ravel()
             terms = mid_point_rotary_terms(R0[rows], R1[rows], Om1[rows], piece.rotary.reshape(-1, 3, 3),
                                            s.v[rd][rows], d[rd][rows], dt)[0]      # (n_el n_rn, 3)
             share[:, piece.rotary_columns.ravel()] = terms.reshape(ed.shape[0], -1)
-    gravity = np.zeros(asm.n_dof)
-    gravity[asm.dofs.translations()] = asm.model.gravity[None, :]
-    share -= np.einsum("eij,ej->ei", piece.mass, gravity[ed])
-    if piece.cubic is not None:
-        stretch = None if s.stretch is None else s.stretch[ed[:, [2, 5]]]
+    if weight is not None:
+        share -= weight
+    if cubic:
+        # the director stretch rates at the nodes' rotations: cubic-mass beams only (modal bodies read none)
+        stretch = s.stretch[ed[:, [2, 5]]] if s.stretch is not None and isinstance(piece.cubic, HermiteMass2D) \
+            else None
         share += piece.cubic.mid_point_inertia(s.u[ed], u1[ed], s.v[ed], stretch, dt, False)[0]
         if np.any(asm.model.gravity):
             share -= piece.cubic.mid_point_gravity(s.u[ed], u1[ed], asm.model.gravity)[0]
@@ -507,6 +581,7 @@ def _inertia_share(asm: Assembly, piece: _Piece, s, dt: float, u1: np.ndarray, m
 
 
 # ---------------------------------------------------------------- factories
+@keywords_listed
 def parameter(variable: DesignVariable) -> TransientParameter:
     """The transient parameter of a :mod:`flexmb.cms.design` variable (stiffness scale, density
     scale, section property, point mass). Its ``spring`` (a spring added to the model at zero
@@ -522,7 +597,9 @@ def parameter(variable: DesignVariable) -> TransientParameter:
     return TransientParameter(variable.name, variable.kind, "1", variable.groups, variable.prop)
 
 
-def element_property(group: ElementGroup | str, prop: str, elements, name: str | None = None) -> TransientParameter:
+@keywords_listed
+def element_property(group: ElementGroup | str, prop: str, elements: int | Sequence[int],
+                     name: str | None = None) -> TransientParameter:
     """Multiplier (baseline 1) on the section property ``prop`` (as
     :func:`flexmb.cms.section_property`) of some elements of a group only: ``elements`` their
     indices in the group (a segment of a beam, one element of a tapered design)."""
@@ -534,6 +611,7 @@ def element_property(group: ElementGroup | str, prop: str, elements, name: str |
     return TransientParameter(label, "section property", "1", (group_name,), prop, elements=chosen)
 
 
+@keywords_listed
 def thickness(group: ElementGroup | str, name: str | None = None) -> TransientParameter:
     """Multiplier on a shell group's thickness (baseline 1). ``apply`` works (finite differences);
     its derivatives are refused: the shell's forces are not linear in h (module docstring)."""
@@ -541,18 +619,21 @@ def thickness(group: ElementGroup | str, name: str | None = None) -> TransientPa
     return TransientParameter(name or f"thickness scale {group_name}", "thickness", "1", (group_name,))
 
 
-def spring_rate(element, name: str | None = None) -> TransientParameter:
+@keywords_listed
+def spring_rate(element: ForceElement, name: str | None = None) -> TransientParameter:
     """Rate k of one spring-damper: ``element`` is the
     :class:`~flexmb.model_forces.ForceElement` that ``add_spring``, ``add_spring_damper`` or
     ``add_joint_spring_damper`` returned. N/m (N m/rad on a joint angle)."""
     return _rate(element, "spring rate", name)
 
 
-def damper_rate(element, name: str | None = None) -> TransientParameter:
+@keywords_listed
+def damper_rate(element: ForceElement, name: str | None = None) -> TransientParameter:
     """Rate c of one spring-damper (as :func:`spring_rate`). N s/m (N m s/rad on a joint angle)."""
     return _rate(element, "damper rate", name)
 
 
+@keywords_listed
 def body_mass(body: RigidBody, name: str | None = None) -> TransientParameter:
     """Mass (kg) of a rigid body."""
     if not isinstance(body, RigidBody):
@@ -560,6 +641,7 @@ def body_mass(body: RigidBody, name: str | None = None) -> TransientParameter:
     return TransientParameter(name or f"mass of {body.name}", "body mass", "kg", node=body.node)
 
 
+@keywords_listed
 def body_inertia(body: RigidBody, component: str = "zz", name: str | None = None) -> TransientParameter:
     """One component of a rigid body's inertia about its centre of mass (kg m^2): 2D ``"zz"``;
     3D ``"xx"``, ``"yy"``, ``"zz"`` or a product ``"xy"``, ``"xz"``, ``"yz"`` (both symmetric
@@ -574,6 +656,7 @@ def body_inertia(body: RigidBody, component: str = "zz", name: str | None = None
                               node=body.node)
 
 
+@keywords_listed
 def rayleigh(group: ElementGroup | str, coefficient: str, name: str | None = None) -> TransientParameter:
     """Rayleigh coefficient ``"alpha"`` (1/s, on the mass) or ``"beta"`` (s, on the stiffness)
     of an element group's damping ``alpha M + beta K`` (zero when the group has none)."""
@@ -614,6 +697,29 @@ def _refresh(group: ElementGroup) -> None:
         group._reference = None
     if group.rayleigh is not None:
         group.rayleigh = RayleighDamping(group.rayleigh.alpha, group.rayleigh.beta)
+
+
+def _scale_modal_body(group: ElementGroup, kind: str, value: float) -> None:
+    """Multiply a modal body's (a ModalBody group, changed in place) stiffness (``kind`` "stiffness
+    scale") or mass ("density scale") by ``value``, its FE modes held (module docstring): its data
+    and, for the mass, its velocity fields become scaled copies (the originals are shared by the
+    models made from the same data)."""
+    data = group.data
+    kept = data.__dict__.get("_kept_velocity_fields", {})
+    if kind == "stiffness scale":
+        scaled = dataclasses.replace(data, modal_stiffness=value * data.modal_stiffness)
+        group._element_stiffness = value * group._element_stiffness
+    else:
+        scaled = dataclasses.replace(data, **{name: value * getattr(data, name) for name in _MODAL_MASS_ARRAYS})
+        fields = copy.copy(group.velocity_fields)
+        # G = Z^T M Z and the first moment's S0, S1, S2 go with M; the fields Z and coefficients E(q) do
+        # not (the second-order field's loads and its geometric stiffness both scale with M)
+        for name in ("mass", "G", "S0", "S1", "S2"):
+            setattr(fields, name, value * getattr(fields, name))
+        kept = {group.stiffening: fields}
+        group.velocity_fields = fields
+    scaled.__dict__["_kept_velocity_fields"] = kept
+    group.data = scaled
 
 
 def _assemble(blocks: list[tuple[np.ndarray, np.ndarray]], n: int) -> sp.coo_matrix:

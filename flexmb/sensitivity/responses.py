@@ -48,16 +48,21 @@ differences of its value in tests/test_sensitivity_responses.py.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from flexmb.checks import ModelError
+from flexmb.checks import ModelError, keywords_listed
 from flexmb.elements.body_load import BodyPointLoad
 from flexmb.elements.hermite_mass2d import HermiteMass2D
 from flexmb.elements.user_force import UserForce
 from flexmb.model import Model
 from flexmb.rotations import exp_map, skew
+
+if TYPE_CHECKING:
+    from flexmb.assembly import Assembly
+    from flexmb.multibody.joints import Joint
+    from flexmb.results import TimeHistory
 
 #: the state fields a response can depend on
 FIELDS = ("u", "v", "stretch", "multipliers")
@@ -100,7 +105,7 @@ class Trajectory:
         return self.t.size
 
     @classmethod
-    def from_history(cls, history, asm) -> "Trajectory":
+    def from_history(cls, history: TimeHistory, asm: Assembly) -> Trajectory:
         """The trajectory of a :class:`~flexmb.results.TimeHistory` that recorded every step
         (``output_every=1``); ModelError if steps are missing from it."""
         t = np.asarray(history.t, dtype=float)
@@ -158,7 +163,7 @@ class ResponseValue:
 
 
 # ------------------------------------------------------------------- signals
-def _assembly(model):
+def _assembly(model: Model | Assembly) -> Assembly:
     """The Assembly of a Model (numbered as the run's: the DOF map depends on the model alone), or
     the Assembly given; energies are evaluated on it."""
     from flexmb.assembly import Assembly
@@ -200,7 +205,8 @@ class _Dof(Signal):
         return data[steps, self.index], {self.state_field: (np.array([self.index]), np.ones((steps.size, 1)))}
 
 
-def dof(model, node: int, name: str, rate: bool = False) -> Signal:
+@keywords_listed
+def dof(model: Model | Assembly, node: int, name: str, rate: bool = False) -> Signal:
     """The value (or with ``rate`` the velocity) of DOF ``name`` (``"ux"``, ``"rz"``, ...) of
     ``node``: m or rad (m/s or rad/s). A 3D rotation's value is refused (its rotation vector is no
     state coordinate: take a point with an offset)."""
@@ -214,6 +220,7 @@ def dof(model, node: int, name: str, rate: bool = False) -> Signal:
     return _Dof(index, "v" if rate else "u", unit)
 
 
+@keywords_listed
 def multiplier(index: int, unit: str = "N") -> Signal:
     """Lagrange multiplier ``index`` of the joints' constraints (N or N m, as its equation
     scales it) of the step that ends at the state: the mid-point multipliers belong to the step."""
@@ -274,20 +281,25 @@ class _Point(Signal):
         return y, parts
 
 
-def point(model, node: int, component: int, offset=None) -> Signal:
+@keywords_listed
+def point(model: Model | Assembly, node: int, component: int, offset: Sequence[float] | np.ndarray | None = None
+          ) -> Signal:
     """Position component ``component`` (0 = x, 1 = y, 2 = z) of the point at ``offset`` d (m, body
     frame = global axes of the reference configuration; default the node) of ``node``, m:
     ``p = X + u + R d`` (X the node's reference position), the sensors' ``position``."""
     return _Point(_assembly(model), node, component, offset, False)
 
 
-def point_velocity(model, node: int, component: int, offset=None) -> Signal:
+@keywords_listed
+def point_velocity(model: Model | Assembly, node: int, component: int,
+                   offset: Sequence[float] | np.ndarray | None = None) -> Signal:
     """Velocity component of the point at ``offset`` of ``node`` (m/s): ``v + omega x R d``, the
     sensors' ``velocity``."""
     return _Point(_assembly(model), node, component, offset, True)
 
 
-def sensor(model, name: str, component: int = 0) -> Signal:
+@keywords_listed
+def sensor(model: Model | Assembly, name: str, component: int = 0) -> Signal:
     """The signal of the model's sensor ``name`` (``model.add_sensor``), component ``component``
     for vectors: ``position``, ``velocity`` (points of nodes and bodies), ``angle`` and
     ``angular_velocity`` (2D: the node's rz); the other quantities are refused."""
@@ -329,11 +341,20 @@ class _ChordDeflection(Signal):
         return y, {"u": (self.rows, grad)}
 
 
-def chord_deflection(model, a: int, m: int, b: int, scale: float = 1.0) -> Signal:
+@keywords_listed
+def chord_deflection(model: Model | Assembly, a: int, m: int, b: int, scale: float = 1.0) -> Signal:
     """Distance of node m from the chord of nodes a -> b (2D), positive to the chord's left,
     divided by ``scale`` (m, or dimensionless with a length): the slider-crank's mid-span
     deflection (``flexmb.validation.slider_crank.midspan_deflection`` with ``scale`` the rod length)."""
     return _ChordDeflection(_assembly(model), a, m, b, scale)
+
+
+def _energy_partials(parameter, asm: Assembly, u: np.ndarray, v: np.ndarray, stretch: np.ndarray | None = None
+                     ) -> tuple[float, float]:
+    """(dT/dp, dV/dp) at fixed state of a parameter (J per unit p): its ``energy_derivatives``, zero
+    for a drive amplitude (the energies do not depend on a drive at fixed states)."""
+    partials = getattr(parameter, "energy_derivatives", None)
+    return (0.0, 0.0) if partials is None else partials(asm, u, v, stretch)
 
 
 class _StrainEnergy(Signal):
@@ -347,7 +368,7 @@ class _StrainEnergy(Signal):
         self.asm = asm
 
     def parameter_partials(self, traj, steps, parameters):
-        return np.array([[p.energy_derivatives(self.asm, traj.u[n], traj.v[n])[1] for p in parameters]
+        return np.array([[_energy_partials(p, self.asm, traj.u[n], traj.v[n])[1] for p in parameters]
                          for n in steps]).reshape(steps.size, len(parameters))
 
     def evaluate(self, traj, steps):
@@ -356,7 +377,8 @@ class _StrainEnergy(Signal):
         return y, {"u": (np.arange(self.asm.n_dof), grad)}
 
 
-def strain_energy(model) -> Signal:
+@keywords_listed
+def strain_energy(model: Model | Assembly) -> Signal:
     """Strain energy of the model (J), ``asm.strain_energy(u)``; dV/du is the internal force."""
     return _StrainEnergy(_assembly(model))
 
@@ -373,7 +395,7 @@ class _KineticEnergy(Signal):
 
     def parameter_partials(self, traj, steps, parameters):
         stretch = [None] * traj.n_states if traj.stretch is None else traj.stretch
-        return np.array([[p.energy_derivatives(self.asm, traj.u[n], traj.v[n], stretch[n])[0] for p in parameters]
+        return np.array([[_energy_partials(p, self.asm, traj.u[n], traj.v[n], stretch[n])[0] for p in parameters]
                          for n in steps]).reshape(steps.size, len(parameters))
 
     def evaluate(self, traj, steps):
@@ -415,7 +437,8 @@ class _KineticEnergy(Signal):
         return y, parts
 
 
-def kinetic_energy(model) -> Signal:
+@keywords_listed
+def kinetic_energy(model: Model | Assembly) -> Signal:
     """Kinetic energy of the model (J), ``asm.kinetic_energy(v, u, stretch)``: constant mass,
     spatial rotary inertia, cubic masses and the director stretch rates' share (modal bodies
     refused)."""
@@ -473,7 +496,8 @@ class _JointReaction(Signal):
         return y, {"u": (self.dofs, du), "multipliers": (np.arange(n_c), dlam)}
 
 
-def joint_reaction(model, joint, component: int = 0, moment: bool = False) -> Signal:
+@keywords_listed
+def joint_reaction(model: Model | Assembly, joint: Joint | str, component: int = 0, moment: bool = False) -> Signal:
     """Component of the force (N; with ``moment`` the moment, N m) that ``joint`` (a Joint or its
     name) exerts on its side B at the joint point, in the joint frame carried by side A: the
     history's ``joint_reaction``, of the multipliers of the step that ends at the state. Its
@@ -505,11 +529,13 @@ class _Scaled(Signal):
         return self._slope(self.signal.evaluate(traj, steps)[0])[:, None] * inner
 
 
+@keywords_listed
 def scaled(signal: Signal, factor: float) -> Signal:
     """factor times a signal (``scaled(y, -1)``: the minimum as a maximum)."""
     return _Scaled(signal, factor, 1)
 
 
+@keywords_listed
 def squared(signal: Signal, factor: float = 1.0) -> Signal:
     """factor times the square of a signal (an integral of y^2, a mean-square response)."""
     return _Scaled(signal, factor, 2)
@@ -526,6 +552,7 @@ def _response(signal: Signal, traj: Trajectory, parameters: Sequence, value: flo
     return ResponseValue(value, gradient, unit, {**(info or {}), "approximate": signal.approximate}, explicit)
 
 
+@keywords_listed
 def at(signal: Signal, traj: Trajectory, t: float | None = None, step: int | None = None,
        parameters: Sequence = ()) -> ResponseValue:
     """y at step ``step`` or at time ``t`` (s): a step time, or linearly between the two steps
@@ -555,11 +582,13 @@ def at(signal: Signal, traj: Trajectory, t: float | None = None, step: int | Non
     return _response(signal, traj, parameters, float(weights @ y), steps, weights, parts, signal.unit)
 
 
+@keywords_listed
 def final(signal: Signal, traj: Trajectory, parameters: Sequence = ()) -> ResponseValue:
     """y at the last state of the run."""
     return at(signal, traj, step=traj.n_states - 1, parameters=parameters)
 
 
+@keywords_listed
 def integral(signal: Signal, traj: Trajectory, window: tuple[float, float] | None = None,
              parameters: Sequence = ()) -> ResponseValue:
     """Trapezoidal ``sum (t_{n+1} - t_n) (y_n + y_{n+1}) / 2`` over the steps (in ``window``, s)."""
@@ -572,6 +601,7 @@ def integral(signal: Signal, traj: Trajectory, window: tuple[float, float] | Non
     return _response(signal, traj, parameters, float(weights @ y), steps, weights, parts, f"{signal.unit} s")
 
 
+@keywords_listed
 def ks_max(signal: Signal, traj: Trajectory, rho: float, window: tuple[float, float] | None = None,
            parameters: Sequence = ()) -> ResponseValue:
     """Kreisselmeier-Steinhauser aggregate of the samples (in ``window``) with ``rho`` (1/unit of
@@ -590,6 +620,7 @@ def ks_max(signal: Signal, traj: Trajectory, rho: float, window: tuple[float, fl
     return _response(signal, traj, parameters, ks, steps, weights, parts, signal.unit, info)
 
 
+@keywords_listed
 def maximum(signal: Signal, traj: Trajectory, window: tuple[float, float] | None = None,
             parameters: Sequence = ()) -> ResponseValue:
     """The largest sample y_k (in ``window``); its derivative is dy_k/dx_k, valid where the
@@ -608,6 +639,7 @@ def maximum(signal: Signal, traj: Trajectory, window: tuple[float, float] | None
                      {f: (i, d[one]) for f, (i, d) in parts.items()}, signal.unit, info)
 
 
+@keywords_listed
 def first_peak(signal: Signal, traj: Trajectory, window: float | None = None, fraction: float = 0.5,
                parameters: Sequence = ()) -> ResponseValue:
     """The slider-crank validation's peak (``flexmb.validation.slider_crank.first_maximum``): the

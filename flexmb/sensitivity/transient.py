@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
@@ -324,21 +325,29 @@ class StepJacobian:
     solution, in physical unknowns ``y = (u_{n+1}[free], lambda_{n+1})`` and residual ``R =
     (g_free + (G^T lambda)_free, Phi)`` (N, and m or rad for Phi), (n, n) with n = n_free + n_c.
 
-    ``matrix``: Newton's matrix J at the solution (a CSC copy; with joints the augmented one,
-    scaled); ``lu``: its factorisation; ``equation_scale`` (n,) and ``unknown_scale`` (n,) the
-    diagonals of D_r and D_c (module docstring: ``A = D_r^-1 J D_c^-1``); ``kappa`` (N/m) and
-    ``lam_scale`` (N) their values at the multipliers (1 without joints)."""
+    :attr:`matrix`: Newton's matrix J at the solution (CSC; with joints the augmented one,
+    scaled), built when asked for from ``arrays``, copies of its (data, indices, indptr, shape)
+    (a scipy matrix costs more to build than a small model's factorisation); ``lu``: its
+    factorisation; ``equation_scale`` (n,) and ``unknown_scale`` (n,) the diagonals of D_r and D_c
+    (module docstring: ``A = D_r^-1 J D_c^-1``); ``kappa`` (N/m) and ``lam_scale`` (N) their values
+    at the multipliers (1 without joints)."""
 
     stepper: Scheme
     start: State
     dt: float
     end: State
-    matrix: sp.csc_matrix
+    arrays: tuple[np.ndarray, np.ndarray, np.ndarray, tuple[int, int]]
     lu: Factorization
     kappa: float
     lam_scale: float
     equation_scale: np.ndarray
     unknown_scale: np.ndarray
+
+    @cached_property
+    def matrix(self) -> sp.csc_matrix:
+        """Newton's matrix J (n, n) at the solution."""
+        data, indices, indptr, shape = self.arrays
+        return sp.csc_matrix((data, indices, indptr), shape=shape)
 
     @property
     def n_free(self) -> int:
@@ -400,11 +409,12 @@ def _residual(stepper: Scheme, s: State, dt: float, u1: np.ndarray, lam: np.ndar
     return np.concatenate([g[free], ct.phi]), res, ct, scale
 
 
-def step_jacobian(stepper: Scheme, start: State, dt: float, end: State) -> StepJacobian:
+def step_jacobian(stepper: Scheme, start: State, dt: float, end: State, solver: str = "auto") -> StepJacobian:
     """The Jacobian of the step of ``dt`` (s) from ``start`` at its solution ``end`` (a sub-step of
     :func:`sub_steps`), with joints augmented and scaled as ``time_stepping._sub_step`` builds it,
-    factorised. ModelError if ``end`` does not zero the step's residual (to :data:`CONVERGED` of
-    its force scale): a state of another step."""
+    factorised by ``solver`` (:class:`~flexmb.integrators.newton.NewtonSettings`' names; "auto", as
+    Newton's default: the band LU for a narrow band). ModelError if ``end`` does not zero the
+    step's residual (to :data:`CONVERGED` of its force scale): a state of another step."""
     asm = stepper.asm
     cs = asm.constraints
     R, res, ct, scale = _residual(stepper, start, dt, end.u, end.lam, tangent=True)
@@ -418,17 +428,23 @@ def step_jacobian(stepper: Scheme, start: State, dt: float, end: State) -> StepJ
                          f"against the force scale {scale:.3g} N)")
     nf = asm.n_free
     if cs is None:
-        matrix = sp.csc_matrix((jac.data.copy(), jac.indices.copy(), jac.indptr.copy()), shape=jac.shape)
         ones = np.ones(nf)
-        return StepJacobian(stepper, start, dt, end, matrix, Factorization(matrix), 1.0, 1.0, ones, ones)
+        # the factorisation reads the assembly's kept matrix now; the copies keep it for `matrix`
+        return StepJacobian(stepper, start, dt, end, _arrays(jac), Factorization(jac, solver=solver), 1.0, 1.0,
+                            ones, ones)
     kappa = 100.0 * scale / length
     lam_scale = _lam_scale(stepper, start, dt)
     aug = cs.augmented(ct, jac, asm.dofs.free_position, lam_scale, kappa)
-    matrix = sp.csc_matrix((aug.data.copy(), aug.indices.copy(), aug.indptr.copy()), shape=aug.shape)
     n_c = end.lam.size
     rows = np.concatenate([np.ones(nf), np.full(n_c, kappa)])
     cols = np.concatenate([np.ones(nf), np.full(n_c, lam_scale)])
-    return StepJacobian(stepper, start, dt, end, matrix, Factorization(matrix), kappa, lam_scale, rows, cols)
+    return StepJacobian(stepper, start, dt, end, _arrays(aug), Factorization(aug, solver=solver), kappa, lam_scale,
+                        rows, cols)
+
+
+def _arrays(matrix: sp.csc_matrix) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[int, int]]:
+    """Copies of a CSC matrix's data, indices and indptr, and its shape."""
+    return matrix.data.copy(), matrix.indices.copy(), matrix.indptr.copy(), matrix.shape
 
 
 def _lam_scale(stepper: Scheme, s: State, dt: float) -> float:
