@@ -164,6 +164,11 @@ def _bodies() -> None:
     model.add_joint("universal", arm, hand, at=[1.5, 0.0, 0.0], axis=[0.0, 0.0, 1.0], x_axis=[0.0, 1.0, 0.0])
     model.set_gravity([0.0, -9.81, 0.0])
     _dynamics(model)
+    # a free body (no joints, no multipliers): the compiled spatial step loop's other kind
+    model = fm.Model(dim=3)
+    model.add_rigid_body([0.0, 0.0, 0.0], 1.0, [0.02, 0.03, 0.04])
+    model.set_gravity([0.0, -9.81, 0.0])
+    _dynamics(model, ("mid-point",))
     cayley(np.zeros((1, 3)))                    # the bushings' relative rotation (flexmb.elements.bushing)
 
 
@@ -185,8 +190,9 @@ def _modal() -> None:
             model.add_joint("revolute", None, frame, **({"axis": [0.0, 0.0, 1.0]} if dim == 3 else {}))
             model.set_gravity([0.0, -9.81] + [0.0] * (dim - 2))
             _dynamics(model)
-    # without weight on a driven joint: the one-call spatial mid-point step (flexmb.compiled.spatial_group),
-    # and its augmented residual alone
+    # without weight on a driven joint: the one-call spatial mid-point step (flexmb.compiled.spatial_group)
+    # and its compiled step loop (the second step: the first scales the multipliers in Python), and its
+    # augmented residual alone
     model = fm.Model(dim=3)
     frame = model.add_node(np.zeros(3))
     model.add_modal_body(data, node=frame)

@@ -33,6 +33,7 @@ from flexmb.integrators.newton import (MAX_ROTATION_CORRECTION, MODIFIED_NEWTON_
 from flexmb.integrators.dissipative import DISSIPATIVE_SCHEMES
 from flexmb.integrators.schemes import SCHEMES, MidPoint, Scheme, State
 from flexmb.integrators.step_loop import CompiledSteps
+from flexmb.integrators.spatial_step_loop import SpatialSteps
 from flexmb.integrators.step_control import FIRST_STEP, MAX_STEP, MIN_STEP, ORDER, StepControl, error_norm
 from flexmb.model import Model, ModelError
 from flexmb.model_digest import changed_parts
@@ -106,7 +107,8 @@ def integrate(model: Model | Assembly, dt: float | None = None, t_end: float | N
         computed (:mod:`flexmb.io.result_file`); read it with :func:`flexmb.load_result`. With
         ``restart_from`` and no ``save_to``, the restarted file itself.
     keep_newton_logs : keep every step's Newton log in ``history.newton_logs`` (small planar beam
-        models, whose fixed steps otherwise run in one compiled loop, :mod:`flexmb.integrators.step_loop`,
+        models and small spatial models of rigid and 3D modal bodies, whose fixed steps otherwise run in
+        one compiled loop, :mod:`flexmb.integrators.step_loop`, :mod:`flexmb.integrators.spatial_step_loop`,
         then take the Python step loop: the same states, 1.5-2 times the time per step).
     max_steps : more time steps than this are refused as a likely unit mistake (default
         :data:`flexmb.checks.MAX_STEPS`, one million); error-controlled steps stop with
@@ -285,7 +287,8 @@ class _Run:
         self.state = state
         n_steps = int(round((t_end - t0) / dt))
         self._fixed = (t0, dt, n_steps, bar)
-        compiled = CompiledSteps.for_run(self.stepper, self.settings, self.keep_logs, MODIFIED_NEWTON_MIN_SIZE)
+        compiled = (CompiledSteps.for_run(self.stepper, self.settings, self.keep_logs, MODIFIED_NEWTON_MIN_SIZE)
+                    or SpatialSteps.for_run(self.stepper, self.settings, self.keep_logs, MODIFIED_NEWTON_MIN_SIZE))
         k = k_done + 1
         while k <= n_steps:
             if compiled is not None:
