@@ -1,5 +1,5 @@
-"""The discrete adjoint of mid-point runs, planar joints included (issue 33, piece P7; internal, no
-public export yet).
+"""The discrete adjoint of mid-point runs, joints included (issue 33, piece P7; used by
+:func:`~flexmb.sensitivity.transient_sensitivity`).
 
 The run is the chain of Newton solves of :mod:`flexmb.sensitivity.midpoint` (its docstring gives the
 step map and its direct differentiation): per solve, from the start ``x_n = (u_n, v_n, s_n)``,

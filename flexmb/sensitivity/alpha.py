@@ -1,5 +1,5 @@
 """Direct differentiation of generalized-alpha and Newmark runs without joints (issue 33, piece P9;
-internal, no public export yet).
+used by :func:`~flexmb.sensitivity.transient_sensitivity`).
 
 A step of :class:`~flexmb.integrators.dissipative.GeneralizedAlpha` (or of trapezoidal
 :class:`~flexmb.integrators.schemes.Newmark`: alpha_m = alpha_f = 0, beta = 1/4, gamma = 1/2) from

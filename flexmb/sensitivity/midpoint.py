@@ -1,5 +1,5 @@
-"""Direct differentiation of mid-point runs, planar joints included (issue 33, pieces P5 and P6;
-internal, no public export yet).
+"""Direct differentiation of mid-point runs, joints included (issue 33, pieces P5 and P6;
+used by :func:`~flexmb.sensitivity.transient_sensitivity`).
 
 A mid-point step (:class:`~flexmb.integrators.schemes.MidPoint`) from the state ``x_n = (u_n, v_n,
 s_n)`` (displacements, velocities, and at the rotations of cubic-mass beam nodes D the director

@@ -1,5 +1,5 @@
 """The maps of spatial (3D) rotations that the derivative of a mid-point step needs (issue 33, piece
-P3c; internal, no public export).
+P3c).
 
 **Convention.** At a node with spatial rotations the state holds the rotation vector psi
 (``R = exp(hat(psi))``) and the spatial angular velocity omega (``State.v``). A derivative of the

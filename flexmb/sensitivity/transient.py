@@ -1,5 +1,6 @@
 """A transient run as a system of steps: its step list, an exact replay, and each step's Jacobian at
-its solution (issue 33, piece P2; internal, no public export yet).
+its solution (issue 33, piece P2; used by
+:func:`~flexmb.sensitivity.transient_sensitivity`).
 
 Direct differentiation and the adjoint differentiate the run's *discrete map*: per step, Newton
 solves ``R(y; x_n) = 0`` for the step's unknowns y, and the derivatives go through the Jacobian
@@ -150,7 +151,7 @@ def scheme_for(asm: Assembly, scheme: str | Scheme, rho_inf: float | None = None
     return ALL_SCHEMES[scheme](asm) if rho_inf is None else ALL_SCHEMES[scheme](asm, rho_inf=rho_inf)
 
 
-def record(model: Model | Assembly, dt: float, t_end: float, scheme: str = "mid-point",
+def record(model: Model | Assembly, dt: float, t_end: float, scheme: str | Scheme = "mid-point",
            u0: np.ndarray | None = None, v0: np.ndarray | None = None, t0: float = 0.0,
            newton: NewtonSettings | None = None, max_cutbacks: int = 6, cutback_check: str = "error",
            rho_inf: float | None = None, keep_every: int = 1) -> RecordedRun:
