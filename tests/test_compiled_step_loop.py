@@ -148,3 +148,100 @@ def test_no_compiled_loop_where_steps_take_another_path(monkeypatch):
     assert step_loop.CompiledSteps.for_run(jointed, NewtonSettings(), False, size) is None
     composed = time_stepping.ALL_SCHEMES["composed-mid-point"](asm)
     assert step_loop.CompiledSteps.for_run(composed, NewtonSettings(), False, size) is None
+
+
+def _fine_beam(elements: int, spin: bool, load: float, kick: float = 0.0) -> tuple[fm.Assembly, np.ndarray]:
+    """A beam of ``elements`` cubic-mass elements (3 unknowns a node: beyond the dense LU from 50 on),
+    6 m long: on a hub spun up as 0.4 t^2 rad (``spin``) or clamped (a cantilever), with a tip load
+    ``load`` sin(3 t) N, and ``kick`` N more from t = 0.3 s on, and a tip start velocity of 0.3 m/s."""
+    m = fm.Model(dim=2)
+    nodes = m.add_nodes(np.c_[np.linspace(0.0, 6.0, elements + 1), np.zeros(elements + 1)])
+    m.add_beam2d(np.c_[nodes[:-1], nodes[1:]], EA=2.8e7, EI=1.4e4, rho_A=1.2, rho_I=2e-3, mass="cubic", name="beam",
+                 second_order=True)
+    if spin:
+        m.fix(nodes[0], ["ux", "uy"])
+        m.prescribe(nodes[0], "rz", lambda t: 0.4 * t**2)
+    else:
+        m.fix(nodes[0])
+    m.add_load(nodes[-1], "uy", lambda t: load * np.sin(3.0 * t) + (kick if t > 0.3 else 0.0))
+    asm = fm.Assembly(m)
+    v0 = np.zeros(asm.n_dof)
+    v0[asm.dofs.index(int(nodes[-1]), "uy")] = 0.3
+    return asm, v0
+
+
+@pytest.mark.filterwarnings("ignore::flexmb.FlexmbWarning")        # the cut-backs' branch-change warnings
+@pytest.mark.parametrize("scheme", ["mid-point", "generalized-alpha"])
+@pytest.mark.parametrize("case", ["spin-up", "round-off", "tolerance", "tiny-load", "large-load", "retries",
+                                  "cut-backs", "failure"])
+def test_kept_band_lu_steps_equal_the_python_steps(scheme, case, monkeypatch):
+    """Beyond the dense LU (modified Newton with the band LU kept from step to step): the same states,
+    run log, errors and numbers of LUs as the Python steps, over several chunks, with the kept LU
+    refactorised inside chunks, the first round-off convergence and failed steps handed back to
+    the Python path (which then leaves its LU to the compiled loop again)."""
+    from flexmb.integrators import newton
+
+    spin = case not in ("tiny-load", "large-load")
+    asm, v0 = _fine_beam(64 if spin else 60, spin, {"tiny-load": 1e-9, "large-load": 2e4}.get(case, 2.0),
+                         {"cut-backs": 5e3, "failure": 2e4}.get(case, 0.0))
+    assert asm.n_free > newton.DENSE_LIMIT
+    dt, steps = 0.02, 20                    # 6-10 iterations a step to the round-off floor
+    kw = {"round-off": dict(newton=NewtonSettings(residual_tol=0.0, increment_tol=0.0, stagnation_tol=0.0)),
+          "tolerance": dict(newton=NewtonSettings(force_tol=1e-3)),
+          "retries": dict(newton=NewtonSettings(max_iterations=9), cutback_check="warn"),
+          "cut-backs": dict(newton=NewtonSettings(force_tol=1e-3, max_iterations=8), cutback_check="warn"),
+          "failure": dict(newton=NewtonSettings(force_tol=1e-3, max_iterations=8), max_cutbacks=0)}.get(case, {})
+    monkeypatch.setattr(step_loop, "CHUNK", 8)
+    loops, lus = [], [0]
+    for_run, factorize = step_loop.CompiledSteps.for_run.__func__, newton._factorize
+
+    def counted(*args, **kwargs):
+        lus[0] += 1
+        return factorize(*args, **kwargs)
+
+    monkeypatch.setattr(step_loop.CompiledSteps, "for_run", classmethod(lambda cls, *a: loops.append(for_run(cls, *a))
+                                                                         or loops[-1]))
+    monkeypatch.setattr(newton, "_factorize", counted)
+    out, counts = [], []
+    for compiled in (True, False):
+        with monkeypatch.context() as patch:
+            if not compiled:
+                patch.setattr(step_loop.CompiledSteps, "for_run", classmethod(lambda cls, *args: None))
+            lus[0] = 0
+            try:
+                out.append(fm.integrate(asm, dt, steps * dt, v0=v0, progress=False, scheme=scheme, **kw))
+            except time_stepping.TimeIntegrationError as exc:
+                out.append(exc)
+            counts.append(lus[0] + (sum(loop.factorizations for loop in loops if loop is not None) if compiled else 0))
+    fast, slow = out
+    assert loops and all(loop is not None and loop.bank is not None for loop in loops)
+    assert isinstance(fast, time_stepping.TimeIntegrationError) == isinstance(slow, time_stepping.TimeIntegrationError)
+    if case == "failure":
+        assert isinstance(fast, time_stepping.TimeIntegrationError)
+    if isinstance(fast, time_stepping.TimeIntegrationError):        # "large-load" too: a branch change
+        assert str(fast) == str(slow)
+        fast, slow = fast.history, slow.history
+        assert fast.n_steps > 10                     # the compiled loop took steps before the failure
+    _assert_same(fast, slow)
+    assert counts[0] == counts[1]
+    # the compiled loop factorised, more often than it was called: inside its chunks too
+    assert sum(loop.factorizations for loop in loops) > -(-steps // step_loop.CHUNK)
+    if case == "round-off":
+        assert [e.kind for e in fast.events] == ["round-off"]
+    if case == "retries":
+        assert "retry" in [e.kind for e in fast.events]
+    if case == "cut-backs":
+        assert fast.cutbacks > 0
+
+
+def test_the_kept_lu_is_taken_under_the_keys_kept_factorization_takes():
+    """The compiled loop's test of a step size against the kept LU's is KeptFactorization.take's
+    (``math.isclose`` to 1e-9 relative): fixed steps differ by round-off, cut-backs by halves."""
+    import math
+
+    from flexmb.compiled.kept_newton import same_key
+
+    for a, b in [(0.01, 0.01), (0.01, 0.01 * (1 + 2e-16)), (0.01, 0.01 * (1 + 9e-10)), (0.01, 0.01 * (1 + 1.1e-9)),
+                 (0.01, 0.005), (0.01, math.nan), (math.nan, math.nan), (math.inf, math.inf), (0.0, 0.0),
+                 (0.0, 1e-300), (-0.01, -0.01 * (1 + 5e-10))]:
+        assert same_key(a, b) == math.isclose(a, b, rel_tol=1e-9) == same_key(b, a), (a, b)

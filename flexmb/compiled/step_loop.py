@@ -1,6 +1,8 @@
 """Fixed time steps of a small planar beam model as one compiled loop, for the two schemes with a
 one-call Newton solve (:func:`flexmb.compiled.mid_point_group.beam2d_mid_point_newton`,
-:func:`flexmb.compiled.alpha_group.beam2d_alpha_newton`).
+:func:`flexmb.compiled.alpha_group.beam2d_alpha_newton`), and of such models beyond the dense LU
+with modified Newton and the band LU kept from step to step (:func:`mid_point_kept_steps`,
+:func:`alpha_kept_steps`; the solves of :mod:`flexmb.compiled.kept_newton`).
 
 With the whole Newton solve of a step compiled, a small model's step still spent most of its time
 in Python around it: the predictor, the prescribed values, the solve's arguments, the reactions,
@@ -28,6 +30,7 @@ import numpy as np
 
 from flexmb.compiled.alpha_group import beam2d_alpha_newton
 from flexmb.compiled.dense_newton import CONVERGED_INCREMENT, CONVERGED_RESIDUAL
+from flexmb.compiled.kept_newton import beam2d_alpha_kept_newton, beam2d_mid_point_kept_newton, keep
 from flexmb.compiled.mid_point_group import beam2d_mid_point_newton
 from flexmb.compiled.predictor import planar_rigid_prediction
 from flexmb.compiled.sparse_ops import csr_matvec, dot, free_norm
@@ -94,17 +97,73 @@ def mid_point_steps(model, dts, forces, prescribed_index, prescribed_values, pla
             d, V[k], A[k], director, residual_norms, force_scales, increment_norms, smallest_pivots, correction)
         if _stops(outcome, stop_at_round_off):
             return k
-        _reactions(g, prescribed, R[k])
-        for i in range(n):                               # MidPoint.work_increment: (f_ext + reaction) . d
-            force[i] = forces[k, i] + R[k, i]
-        w = w + dot(force, d)
+        w = _mid_point_end(g, d, director, forces[k], prescribed, director_dofs, w, force, R[k], S[k])
         work[k] = w
         iterations[k] = n_increments
         u, v, a = u1, V[k], A[k]
-        if n_dd:                                         # MidPoint.end_stretch
-            S[k] = 0.0
-            for i in range(n_dd):
-                S[k, director_dofs[i]] = director[1, i]
+        if n_dd:
+            stretch = S[k]
+    return dts.size
+
+
+@numba.njit(cache=True)
+def _mid_point_end(g, d, director, external, prescribed, director_dofs, work0, force, reaction, stretch):
+    """After a mid-point step's solve: the support reactions into reaction (n_dof,), the director
+    stretch rates into stretch (n_dof,; ``MidPoint.end_stretch``, with director_dofs) from the last
+    residual evaluation's g, d (n_dof,) and director (5, n_d); returns the work (J) after the step from
+    work0 (``MidPoint.work_increment``: (f_ext + reaction) . d, external (n_dof,) the step's external
+    force; force (n_dof,) is scratch)."""
+    _reactions(g, prescribed, reaction)
+    for i in range(g.size):
+        force[i] = external[i] + reaction[i]
+    if director_dofs.size:
+        stretch[:] = 0.0
+        for i in range(director_dofs.size):
+            stretch[director_dofs[i]] = director[1, i]
+    return work0 + dot(force, d)
+
+
+@numba.njit(cache=True)
+def mid_point_kept_steps(model, dts, forces, prescribed_index, prescribed_values, planar_rotations, prescribed,
+                         mass_indptr, mass_indices, mass_values, free, director_dofs, jacobian_indptr,
+                         jacobian_indices, length_scale, residual_tol, force_tol, increment_tol, max_iterations,
+                         increment_gate, stagnation_tol, round_off_factor, magnitudes, absurd_correction, capped,
+                         max_rotation_correction, reuse_contraction, near_solution, near_contraction, new_index, kl,
+                         ku, bank, stop_at_round_off, u0, v0, a0, stretch0, work0, U, V, A, R, S, work, iterations,
+                         factorizations):
+    """:func:`mid_point_steps` for models of more than DENSE_LIMIT unknowns: each step's solve is
+    modified Newton with the band LU kept from the step before
+    (:func:`flexmb.compiled.kept_newton.beam2d_mid_point_kept_newton`; the contraction constants,
+    the band ordering new_index, kl, ku and the kept state ``bank`` as there), without the pivot
+    test; factorizations[k] receives step k's number of LUs. The other arguments and the return
+    as :func:`mid_point_steps`."""
+    n, n_dd = u0.size, director_dofs.size
+    u, v, a, stretch, w = u0, v0, a0, stretch0, work0
+    residual_norms, force_scales = np.empty(max_iterations + 1), np.empty(max_iterations + 1)
+    increment_norms = np.empty(max_iterations)
+    correction = np.empty(free.size)
+    g, d, force = np.empty(n), np.empty(n), np.empty(n)
+    for k in range(dts.size):
+        dt = dts[k]
+        u1 = U[k]
+        _start_value(u, v, a, dt, planar_rotations, prescribed_index, prescribed_values[k], u1)
+        momentum_norm = free_norm(csr_matvec(mass_indptr, mass_indices, mass_values, v), free)
+        director = np.empty((5, n_dd))
+        outcome, n_increments, n_factorizations, slot = beam2d_mid_point_kept_newton(
+            *model, u, v, stretch, momentum_norm, dt, 2.0 / dt**2, forces[k], jacobian_indptr, jacobian_indices,
+            length_scale, residual_tol, force_tol, increment_tol, max_iterations, increment_gate, stagnation_tol,
+            round_off_factor, magnitudes, absurd_correction, capped, max_rotation_correction, reuse_contraction,
+            near_solution, near_contraction, new_index, kl, ku, bank, u1, g, d, V[k], A[k], director, residual_norms,
+            force_scales, increment_norms, correction)
+        if _stops(outcome, stop_at_round_off):
+            return k
+        keep(bank, dt, slot)
+        w = _mid_point_end(g, d, director, forces[k], prescribed, director_dofs, w, force, R[k], S[k])
+        work[k] = w
+        iterations[k] = n_increments
+        factorizations[k] = n_factorizations
+        u, v, a = u1, V[k], A[k]
+        if n_dd:
             stretch = S[k]
     return dts.size
 
@@ -129,7 +188,7 @@ def alpha_steps(model, beta, gamma, start_factor, weight, shift, dts, start_forc
     residual_norms, force_scales = np.empty(max_iterations + 1), np.empty(max_iterations + 1)
     increment_norms, smallest_pivots = np.empty(max_iterations), np.empty(max_iterations)
     correction = np.empty(free.size)
-    g, force, d = np.empty(n), np.empty(n), np.empty(n)
+    g = np.empty(n)
     no_constraint_force = np.zeros(0)
     for k in range(dts.size):
         dt = dts[k]
@@ -145,13 +204,65 @@ def alpha_steps(model, beta, gamma, start_factor, weight, shift, dts, start_forc
             force_scales, increment_norms, smallest_pivots, correction)
         if _stops(outcome, stop_at_round_off):
             return k
-        _reactions(g, prescribed, R[k])
-        # Newmark.work_increment: (f_avg + (r_n + r_{n+1}) / 2) . (u_{n+1} - u_n), f_avg = (f_n + f_{n+1}) / 2
-        for i in range(n):
-            force[i] = 0.5 * (start_forces[k, i] + end_forces[k, i]) + 0.5 * (reaction[i] + R[k, i])
-            d[i] = u1[i] - u[i]
-        w = w + dot(force, d)
+        w = _alpha_end(g, start_forces[k], end_forces[k], reaction, u, u1, prescribed, w, R[k])
         work[k] = w
         iterations[k] = n_increments
+        u, v, a, reaction, constraint_force = u1, V[k], A[k], R[k], no_constraint_force
+    return dts.size
+
+
+@numba.njit(cache=True)
+def _alpha_end(g, start_force, end_force, reaction0, u0, u1, prescribed, work0, reaction):
+    """After a generalized-alpha step's solve: the support reactions into reaction (n_dof,) from the
+    last residual g (n_dof,); returns the work (J) after the step from work0
+    (``Newmark.work_increment``: (f_avg + (r_n + r_{n+1}) / 2) . (u_{n+1} - u_n), f_avg = (f_n +
+    f_{n+1}) / 2, with the external forces start_force, end_force and the reactions reaction0 at the
+    step's start, all (n_dof,))."""
+    _reactions(g, prescribed, reaction)
+    n = g.size
+    force, d = np.empty(n), np.empty(n)
+    for i in range(n):
+        force[i] = 0.5 * (start_force[i] + end_force[i]) + 0.5 * (reaction0[i] + reaction[i])
+        d[i] = u1[i] - u0[i]
+    return work0 + dot(force, d)
+
+
+@numba.njit(cache=True)
+def alpha_kept_steps(model, beta, gamma, start_factor, weight, shift, dts, start_forces, end_forces, prescribed_index,
+                     prescribed_values, planar_rotations, prescribed, mass_indptr, mass_indices, mass_values, free,
+                     jacobian_indptr, jacobian_indices, length_scale, residual_tol, force_tol, increment_tol,
+                     max_iterations, increment_gate, stagnation_tol, round_off_factor, magnitudes, absurd_correction,
+                     capped, max_rotation_correction, reuse_contraction, near_solution, near_contraction, new_index,
+                     kl, ku, bank, stop_at_round_off, u0, v0, a0, reaction0, constraint_force0, work0, U, V, A, R,
+                     work, iterations, factorizations):
+    """:func:`alpha_steps` for models of more than DENSE_LIMIT unknowns, each step's solve modified
+    Newton with the band LU kept from the step before
+    (:func:`flexmb.compiled.kept_newton.beam2d_alpha_kept_newton`; its Newton arguments as
+    :func:`mid_point_kept_steps` takes them); factorizations[k] receives step k's number of LUs."""
+    n = u0.size
+    u, v, a, reaction, constraint_force, w = u0, v0, a0, reaction0, constraint_force0, work0
+    residual_norms, force_scales = np.empty(max_iterations + 1), np.empty(max_iterations + 1)
+    increment_norms = np.empty(max_iterations)
+    correction = np.empty(free.size)
+    g = np.empty(n)
+    no_constraint_force = np.zeros(0)
+    for k in range(dts.size):
+        dt = dts[k]
+        u1 = U[k]
+        _start_value(u, v, a, dt, planar_rotations, prescribed_index, prescribed_values[k], u1)
+        momentum_norm = free_norm(csr_matvec(mass_indptr, mass_indices, mass_values, v), free)
+        outcome, n_increments, n_factorizations, slot = beam2d_alpha_kept_newton(
+            *model, u, v, a, start_forces[k], reaction, constraint_force, beta, gamma, start_factor, weight, shift,
+            end_forces[k], momentum_norm, dt, jacobian_indptr, jacobian_indices, length_scale, residual_tol,
+            force_tol, increment_tol, max_iterations, increment_gate, stagnation_tol, round_off_factor, magnitudes,
+            absurd_correction, capped, max_rotation_correction, reuse_contraction, near_solution, near_contraction,
+            new_index, kl, ku, bank, u1, g, V[k], A[k], residual_norms, force_scales, increment_norms, correction)
+        if _stops(outcome, stop_at_round_off):
+            return k
+        keep(bank, dt, slot)
+        w = _alpha_end(g, start_forces[k], end_forces[k], reaction, u, u1, prescribed, w, R[k])
+        work[k] = w
+        iterations[k] = n_increments
+        factorizations[k] = n_factorizations
         u, v, a, reaction, constraint_force = u1, V[k], A[k], R[k], no_constraint_force
     return dts.size

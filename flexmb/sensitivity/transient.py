@@ -196,6 +196,8 @@ class _Recorder:
         self.n_steps = n_steps = int(round((t_end - t0) / dt))
         self.stepper.kept_factorization = KeptFactorization()
         compiled = CompiledSteps.for_run(self.stepper, self.settings, False, MODIFIED_NEWTON_MIN_SIZE)
+        if compiled is not None and compiled.bank is not None:
+            compiled = None             # its LU kept across steps: the fresh starts below need the Python steps
         k = 1
         try:
             while k <= n_steps:
