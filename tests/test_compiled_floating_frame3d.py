@@ -282,11 +282,11 @@ def test_entry_products_reproduce_e_and_its_gram_rows(many_modes: FloatingFrameM
 
     fields = many_modes.fields
     entry_z, entry_w = many_modes._terms[2:]
-    P0, P1, P2, EtG0, E1tG, E2tG, cols1, cols2 = many_modes._entry_products
+    P0, P1, P2, EtG0, E1tG, E2tG, cols1, cols2, quadratic_from = many_modes._entry_products
     q = 0.3 * np.random.default_rng(21).normal(size=MANY_MODES)
     E = many_modes._coefficients(q[None])[0]                                      # (n_z, n_x)
     dE = fields.E1 + np.einsum("l,klzw->kzw", q, fields.E2 + np.transpose(fields.E2, (1, 0, 2, 3)))
-    values, rates = _entry_values(P0, P1, P2, q, True)
+    values, rates = _entry_values(P0, P1, P2, quadratic_from, q, True)
     dense = np.zeros_like(E)
     dense[entry_z, entry_w] = values
     _close(dense, E, 1e-14, "E(q) from its entries' polynomials")
@@ -324,3 +324,38 @@ def test_mid_point_inertia_with_many_modes(many_modes: FloatingFrameMass3D, seed
         lambda z: many_modes.mid_point_inertia(u0, _end_of_chart(u0, z), v0, None, DT, False)[0],
         many_modes.chart_increment(u0, u1))
     _close(J, fd, 1e-6, "mid-point inertia tangent against central differences")
+
+
+@pytest.mark.parametrize("n_modes", [1, 6, 20])
+def test_mid_point_inertia_of_a_turned_moved_fast_spinning_body(n_modes: int) -> None:
+    """1, 6 and 20 stiffened modes (the kernel's E on its entries, its quadratic entries and its constant
+    products span 1 to 20 modes) of a body whose frame is turned by up to 3 rad and moved by 10-100 m,
+    spinning at 40-60 rad/s and turning by 0.5-1 rad in the step: force and exact tangent against the
+    numpy specification (complex steps) and central differences."""
+    kernels = FloatingFrameMass3D(BodyVelocityFields(cantilever_body_3d(10, n_modes), True), X_FRAME)
+    rng = np.random.default_rng(40 + n_modes)
+    nx = 6 + n_modes
+    u0, v0 = rng.normal(size=(2, nx)), rng.normal(size=(2, nx))
+    u0[:, :3] = rng.uniform(10.0, 100.0, (2, 3)) * rng.choice([-1.0, 1.0], (2, 3))          # m
+    axis = rng.normal(size=(2, 3))
+    u0[:, 3:6] = axis / np.linalg.norm(axis, axis=1)[:, None] * rng.uniform(2.0, 3.0, (2, 1))
+    u0[:, 6:] = rng.uniform(-0.2, 0.2, (2, n_modes))
+    spin = rng.normal(size=(2, 3))
+    v0[:, 3:6] = spin / np.linalg.norm(spin, axis=1)[:, None] * rng.uniform(40.0, 60.0, (2, 1))   # rad/s
+    v0[:, 6:] *= 3.0
+    u1 = u0 + 0.01 * rng.normal(size=(2, nx))
+    w = rng.normal(size=(2, 3))
+    w *= 2.0 * np.tan(0.5 * rng.uniform(0.5, 1.0, (2, 1))) / np.linalg.norm(w, axis=1)[:, None]
+    u1[:, 3:6] = cayley_compose(w, u0[:, 3:6])
+    u1[:, 6:] = u0[:, 6:] + rng.uniform(-0.1, 0.1, (2, n_modes))
+    dt = 0.02
+    F, J = kernels.mid_point_inertia(u0, u1, v0, None, dt)
+    F_ref, J_ref = kernels.reference_mid_point_inertia(u0, u1, v0, dt)
+    _close(F, F_ref, 1e-12, f"mid-point inertia force, {n_modes} modes")
+    _close(J, J_ref, 1e-12, f"mid-point inertia tangent against complex steps, {n_modes} modes")
+    _close(kernels.mid_point_inertia(u0, u1, v0, None, dt, tangent=False)[0], F_ref, 1e-12,
+           f"mid-point inertia force without tangent, {n_modes} modes")
+    fd = _central_differences(
+        lambda z: kernels.mid_point_inertia(u0, _end_of_chart(u0, z), v0, None, dt, False)[0],
+        kernels.chart_increment(u0, u1))
+    _close(J, fd, 1e-6, f"mid-point inertia tangent against central differences, {n_modes} modes")

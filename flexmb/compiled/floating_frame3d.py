@@ -45,17 +45,22 @@ The blocks' derivatives follow from d cay(w) = hat(D dw) cay(w) (module docstrin
     s_i = -s^2 w_i / 2,   s_ij = s^3 w_i w_j / 2 - s^2 delta_ij / 2.
 
 E(q) = E0 + q_k E1[k] + q_k q_l E2[k, l] enters as its nonzero entries (entry_z, entry_w) (n_e,), the
-polynomials e = P0 + q_k P1[k] + q_k q_l P2[k, l] (P2 symmetric, dE/dq_k = P1[k] + 2 q_l P2[k, l]), and as
+polynomials e = P0 + q_k P1[k] + q_k q_l P2[k, l] (P2 symmetric, dE/dq_k = P1[k] + 2 q_l P2[k, l]; P2 kept
+on the run of entries from quadratic_from that holds all quadratic terms, the Omega c_j rows), and as
 the body's constant products of its coefficients with G on the columns where E depends on q, EtG0 = E0^T G,
 E1tG[k] = E1[k]^T G (cols1: Omega and qdot) and E2tG[k, l] = (E2[k, l] + E2[l, k])^T G (cols2: Omega)
 (``floating_frame3d._entry_polynomials`` and ``_gram_products``, at set-up). Per call E^T G = EtG0 +
 q_k (E1tG[k] + D2[k]/2) with D2[k] = q_l E2tG[k, l], and G dE_k W = E1tG[k] W + D2[k] W, Mt = (E^T G) E:
 with the tangent no product with G itself is left but G zeta at the step's start (the value alone takes
 G zeta = G (E W) at q0, q1 and twice at the mid-point); every loop runs along contiguous rows, which numba
-vectorizes (a loop over E's terms, with a branch and an indirect write per term, costs 2-3 ns a term).
-For the 6-mode blade of ``benchmarks/bench_modal_body3d.py`` (n_z = 90, 165 entries, 1515 merged
-terms) a call with the tangent takes 38 us (54 us from E's terms, 155 us by complex steps), the value
-alone 16 us (24, 45 us; CPU medians of 7 x 200 calls through the Python method, measured 2026-11-29).
+vectorizes (a loop over E's terms, with a branch and an indirect write per term, costs 2-3 ns a term;
+a loop over E's entries with an indirect write about 1.5 ns an entry and mode; a loop summing into one
+scalar runs at the adds' latency, fastmath being off, so the sums run along rows or in BLAS). For the
+6-mode blade of ``benchmarks/bench_modal_body3d.py`` (n_z = 90, 165 entries, 45 of them quadratic, 1515
+merged terms) a call with the tangent takes 34 us (38 us with P2 on all entries, 54 us from E's terms,
+155 us by complex steps), the value alone 14 us (15, 24, 45 us); with 20 modes (n_z = 214, 822 entries,
+96 quadratic) 320 and 77 us (490 and 190 us with P2 on all entries); with 1 mode 13 and 7 us, as before
+(``benchmarks/bench_modal_inertia3d.py``: CPU medians of 7 x 200 direct calls, measured 2026-11-29).
 The end-point inertia forms E's products from its merged terms (index (n_t, 4): z, w, k, l; value
 (n_t,)) and E^T G from its nonzero entries, ``floating_frame3d._entry_terms`` (47 against 142 us with the
 tangent by complex steps).
@@ -354,34 +359,44 @@ def _chart_momentum(G, index, value, A, B, q, y):
 
 # ------------------------------------------------------------------ mid-point inertia: E(q) on its entries
 @jit
-def _entry_values(P0, P1, P2, q, rates: bool):
+def _entry_values(P0, P1, P2, quadratic_from: int, q, rates: bool):
     """E(q)'s nonzero entries e (n_e,) = P0 + q_k P1[k] + q_k q_l P2[k, l] and, with ``rates``, their
     derivatives dE/dq_k = P1[k] + 2 q_l P2[k, l] (n_m, n_e) (else an empty array); P1 (n_m, n_e), P2 (n_m,
-    n_m, n_e) symmetric in k, l (:func:`flexmb.elements.floating_frame3d._entry_polynomials`)."""
+    n_m, n_2) symmetric in k, l on the entries quadratic_from ... quadratic_from + n_2 - 1, the only ones
+    with quadratic terms (:func:`flexmb.elements.floating_frame3d._entry_polynomials`): the sums over l
+    run over these alone."""
     n_m, n_e = P1.shape
-    S = np.zeros((n_m, n_e))                                                    # q_l P2[k, l]
+    n_2 = P2.shape[2]
+    last = quadratic_from + n_2
+    S = np.zeros((n_m, n_2))                                                    # q_l P2[k, l]
     for k in range(n_m):
         for l in range(n_m):
             ql = q[l]
-            for p in range(n_e):
+            for p in range(n_2):
                 S[k, p] += ql * P2[k, l, p]
     e = P0.copy()
     for k in range(n_m):
         qk = q[k]
-        for p in range(n_e):
-            e[p] += qk * (P1[k, p] + S[k, p])
+        for p in range(quadratic_from):
+            e[p] += qk * P1[k, p]
+        for p in range(n_2):
+            e[quadratic_from + p] += qk * (P1[k, quadratic_from + p] + S[k, p])
+        for p in range(last, n_e):
+            e[p] += qk * P1[k, p]
     if not rates:
         return e, np.empty((0, n_e))
+    dE = P1.copy()
     for k in range(n_m):
-        for p in range(n_e):
-            S[k, p] = P1[k, p] + 2.0 * S[k, p]
-    return e, S
+        for p in range(n_2):
+            dE[k, quadratic_from + p] += 2.0 * S[k, p]
+    return e, dE
 
 
 @jit
-def _entry_momentum(G, P0, P1, P2, entry_z, entry_w, q, W):
-    """Mt(q) W = E^T G E W (n_x,), value only, over E's entries (:func:`_entry_values`)."""
-    e = _entry_values(P0, P1, P2, q, False)[0]
+def _entry_momentum(G, poly, entry_z, entry_w, q, W):
+    """Mt(q) W = E^T G E W (n_x,), value only, over E's entries (:func:`_entry_values` of poly = (P0, P1,
+    P2, quadratic_from))."""
+    e = _entry_values(poly[0], poly[1], poly[2], poly[3], q, False)[0]
     zeta = np.zeros(G.shape[0])
     for p in range(e.size):
         zeta[entry_z[p]] += e[p] * W[entry_w[p]]
@@ -424,31 +439,40 @@ def _gram_of_modes(EtG0, E1tG, E2tG, cols1, cols2, q):
 
 
 @jit
-def _entry_mass_rates(e, dE, entry_z, entry_w, EtG, E1tG, D2, cols1, cols2, W):
-    """dMt/dq_k W = dE_k^T G zeta + E^T G dE_k W (n_x, n_m) for every mode k, with the G zeta = G E W
-    (n_z,) and G dE_k W (n_m, n_z) it needs, returned too (G symmetric): E's entries e (n_e,) and rates
-    dE (n_m, n_e) (:func:`_entry_values`), E^T G and D2 (:func:`_gram_of_modes`)."""
+def _entry_mass_rates(e, dE, entry_z, entry_w, EtG, E1tG, D2, cols1, cols2, Ws):
+    """dMt/dq_k W = dE_k^T G zeta + E^T G dE_k W (m, n_x, n_m) for every mode k and each of the m body
+    velocities Ws (m, n_x) at the same q, with the G zeta = G E W (m, n_z) and G dE_k W (m, n_m, n_z) it
+    needs, returned too (G symmetric): E's entries e (n_e,) and rates dE (n_m, n_e)
+    (:func:`_entry_values`), E^T G and D2 (:func:`_gram_of_modes`). The velocities share each pass over
+    the constant products and over E's entries."""
+    m, n = Ws.shape
     n_m, n1, n_z = E1tG.shape
-    Gz = np.zeros(n_z)
-    for j in range(W.size):
-        for z in range(n_z):
-            Gz[z] += W[j] * EtG[j, z]
-    GY = np.zeros((n_m, n_z))
+    Gz = np.zeros((m, n_z))
+    for v in range(m):
+        for j in range(n):
+            a = Ws[v, j]
+            for z in range(n_z):
+                Gz[v, z] += a * EtG[j, z]
+    GY = np.zeros((m, n_m, n_z))
     for k in range(n_m):
         for c in range(n1):
-            a = W[cols1[c]]
-            for z in range(n_z):
-                GY[k, z] += a * E1tG[k, c, z]
+            for v in range(m):
+                a = Ws[v, cols1[c]]
+                for z in range(n_z):
+                    GY[v, k, z] += a * E1tG[k, c, z]
         for c in range(cols2.size):
-            a = W[cols2[c]]
-            for z in range(n_z):
-                GY[k, z] += a * D2[k, c, z]
-    out = np.zeros((n_m, W.size))
-    for k in range(n_m):
-        for p in range(e.size):
-            z = entry_z[p]
-            out[k, entry_w[p]] += dE[k, p] * Gz[z] + e[p] * GY[k, z]
-    return np.ascontiguousarray(out.T), Gz, GY
+            for v in range(m):
+                a = Ws[v, cols2[c]]
+                for z in range(n_z):
+                    GY[v, k, z] += a * D2[k, c, z]
+    out = np.zeros((m, n, n_m))
+    for p in range(e.size):
+        z, j, a = entry_z[p], entry_w[p], e[p]
+        for v in range(m):
+            g = Gz[v, z]
+            for k in range(n_m):
+                out[v, j, k] += dE[k, p] * g + a * GY[v, k, z]
+    return out, Gz, GY
 
 
 @jit
@@ -461,27 +485,28 @@ def _entry_mass(e, entry_z, entry_w, EtG):
 
 
 @jit
-def _entry_modal_hessian(P2, dE, entry_z, entry_w, Wa, Wb, Gza, Gzb, GYb):
+def _entry_modal_hessian(P2, quadratic_from: int, dE, entry_z, entry_w, Wa, Wb, Gza, Gzb, GYb):
     """W_a^T d2Mt/dq_k dq_l W_b (n_m, n_m) = (dE_k W_a)^T G (dE_l W_b) + (k <-> l) + G zeta_b . d2E_kl W_a
     + G zeta_a . d2E_kl W_b, with GYb = (G dE_l W_b)_l (n_m, n_z) and G zeta (n_z,) of W_a and W_b; d2E
-    = 2 P2[k, l] (:func:`_entry_values`)."""
+    = 2 P2[k, l] on the entries from quadratic_from on (:func:`_entry_values`)."""
     n_m, n_e = dE.shape
-    n_z = GYb.shape[1]
+    n_z, n_2 = GYb.shape[1], P2.shape[2]
     Ya = np.zeros((n_z, n_m))                                                   # dE_k W_a
-    pair = np.empty(n_e)                                                        # G zeta_b . W_a + (a <-> b) per entry
     for p in range(n_e):
         z, j = entry_z[p], entry_w[p]
         for k in range(n_m):
             Ya[z, k] += dE[k, p] * Wa[j]
+    pair = np.empty(n_2)                                        # G zeta_b . W_a + (a <-> b) per quadratic entry
+    for p in range(n_2):
+        z, j = entry_z[quadratic_from + p], entry_w[quadratic_from + p]
         pair[p] = Gzb[z] * Wa[j] + Gza[z] * Wb[j]
-    GYt = np.ascontiguousarray(GYb.T)                                           # (n_z, n_m)
     Q = np.zeros((n_m, n_m))                                                    # (dE_k W_a)^T G (dE_l W_b)
-    for z in range(n_z):
-        for k in range(n_m):
-            y = Ya[z, k]
+    for z in range(n_z):                                                        # rows of Q, not dot products:
+        for k in range(n_m):                                                    # a sum into one scalar runs at the
+            y = Ya[z, k]                                                        # adds' latency (fastmath off)
             for l in range(n_m):
-                Q[k, l] += y * GYt[z, l]
-    d2 = P2.reshape(n_m * n_m, n_e) @ pair                                      # pair . d2E_kl / 2
+                Q[k, l] += y * GYb[l, z]
+    d2 = P2.reshape(n_m * n_m, n_2) @ pair if n_2 else np.zeros(n_m * n_m)      # pair . d2E_kl / 2
     H = np.empty((n_m, n_m))
     for k in range(n_m):
         for l in range(n_m):
@@ -494,16 +519,15 @@ def _end_momentum(G, entry_z, entry_w, poly, gram, blocks, q, y, dt: float, tang
     """p1 = Mz(z1) zdot1 (n_x,) and, with ``tangent``, dp1/dz1 = K(z1, zdot1) + 2/dt Mz(z1) (n_x, n_x)
     (zdot1 = 2 z1/dt - zdot0; else an empty matrix)."""
     A, B, Aj, Bj = blocks[0], blocks[1], blocks[2], blocks[3]
-    P0, P1, P2 = poly
     W = _body_of(A, B, y)
     if not tangent:
-        return _spatial_of(A, B, _entry_momentum(G, P0, P1, P2, entry_z, entry_w, q, W)), np.empty((0, 0))
+        return _spatial_of(A, B, _entry_momentum(G, poly, entry_z, entry_w, q, W)), np.empty((0, 0))
     EtG0, E1tG, E2tG, cols1, cols2 = gram
-    e, dE = _entry_values(P0, P1, P2, q, True)
+    e, dE = _entry_values(poly[0], poly[1], poly[2], poly[3], q, True)
     EtG, D2 = _gram_of_modes(EtG0, E1tG, E2tG, cols1, cols2, q)
     Mt = _entry_mass(e, entry_z, entry_w, EtG)                                   # (n_x, n_x)
     p = Mt @ W
-    mass_rates = _entry_mass_rates(e, dE, entry_z, entry_w, EtG, E1tG, D2, cols1, cols2, W)[0]
+    mass_rates = _entry_mass_rates(e, dE, entry_z, entry_w, EtG, E1tG, D2, cols1, cols2, W.reshape(1, W.size))[0][0]
     K = _momentum_rate(A, B, Aj, Bj, Mt, p, _rates(Aj, Bj, y), mass_rates)
     return _spatial_of(A, B, p), K + (2.0 / dt) * _chart_mass(A, B, Mt)
 
@@ -514,9 +538,8 @@ def _half_gradient(G, entry_z, entry_w, poly, gram, blocks, q, a, b, dt: float, 
     b = zdot1, and, with ``tangent``, its derivative w.r.t. z1, 1/4 H + 1/dt K(z, a)^T (n_x, n_x)
     (H the Hessian of phi in z; else an empty matrix)."""
     A, B, Aj, Bj, Aij, Bij = blocks
-    P0, P1, P2 = poly
     n, n_z = a.size, G.shape[0]
-    e, dE = _entry_values(P0, P1, P2, q, True)
+    e, dE = _entry_values(poly[0], poly[1], poly[2], poly[3], q, True)
     Wa, Wb = _body_of(A, B, a), _body_of(A, B, b)
     ra, rb = _rates(Aj, Bj, a), _rates(Aj, Bj, b)                              # W_j (3, 6)
     grad = np.zeros(n)
@@ -540,8 +563,10 @@ def _half_gradient(G, entry_z, entry_w, poly, gram, blocks, q, a, b, dt: float, 
     EtG, D2 = _gram_of_modes(EtG0, E1tG, E2tG, cols1, cols2, q)
     Mt = _entry_mass(e, entry_z, entry_w, EtG)
     pa, pb = Mt @ Wa, Mt @ Wb                                                   # body momenta
-    Ma, Gza, _ = _entry_mass_rates(e, dE, entry_z, entry_w, EtG, E1tG, D2, cols1, cols2, Wa)   # dMt/dq_k W_a
-    Mb, Gzb, GYb = _entry_mass_rates(e, dE, entry_z, entry_w, EtG, E1tG, D2, cols1, cols2, Wb)
+    Ws = np.empty((2, n))
+    Ws[0], Ws[1] = Wa, Wb
+    rates, Gz, GY = _entry_mass_rates(e, dE, entry_z, entry_w, EtG, E1tG, D2, cols1, cols2, Ws)
+    Ma, Mb, Gza, Gzb, GYb = rates[0], rates[1], Gz[0], Gz[1], GY[1]                # dMt/dq_k W_a, W_b
     for j in range(3):
         grad[3 + j] = _dot6(ra[j], pb) + _dot6(rb[j], pa)
     grad[6:] = Wa @ Mb                                                          # W_a . dMt_k W_b
@@ -567,7 +592,7 @@ def _half_gradient(G, entry_z, entry_w, poly, gram, blocks, q, a, b, dt: float, 
             for c in range(6):
                 h += ra[j, c] * Mb[c, k] + rb[j, c] * Ma[c, k]
             H[3 + j, 6 + k] = H[6 + k, 3 + j] = h
-    H[6:, 6:] = _entry_modal_hessian(P2, dE, entry_z, entry_w, Wa, Wb, Gza, Gzb, GYb)   # q-q
+    H[6:, 6:] = _entry_modal_hessian(poly[2], poly[3], dE, entry_z, entry_w, Wa, Wb, Gza, Gzb, GYb)   # q-q
     K = _momentum_rate(A, B, Aj, Bj, Mt, pa, ra, Ma)
     return 0.5 * grad, 0.25 * H + (1.0 / dt) * K.T
 
@@ -579,8 +604,7 @@ def _mid_point_element(G, entry_z, entry_w, poly, gram, weights, floor: float, R
     (n_x, n_x) (module docstring; else an empty matrix)."""
     n = z1.size
     A0 = np.ascontiguousarray(R0.T)
-    p0 = _spatial_of(A0, A0, _entry_momentum(G, poly[0], poly[1], poly[2], entry_z, entry_w, q0,
-                                             _body_of(A0, A0, v0)))                # D(0) = I
+    p0 = _spatial_of(A0, A0, _entry_momentum(G, poly, entry_z, entry_w, q0, _body_of(A0, A0, v0)))  # D(0) = I
     zd1 = (2.0 / dt) * z1 - v0
     p1, Jp1 = _end_momentum(G, entry_z, entry_w, poly, gram, _chart_blocks(z1[3:6].copy(), R0, False),
                             q0 + z1[6:], zd1, dt, tangent)
@@ -621,19 +645,20 @@ def _chart_start(psi0, psi1, R0, w) -> None:
 
 @jit
 def mid_point_inertia(G, entry_z, entry_w, weights, floor, u0, u1, v0, dt, F, J, tangent, P0, P1, P2, EtG0, E1tG,
-                      E2tG, cols1, cols2) -> None:
+                      E2tG, cols1, cols2, quadratic_from) -> None:
     """F (n_el, n_x), conjugate to the chart increments z1 of the step u0 -> u1 (n_el, n_x) each, and
     with ``tangent`` J = dF/dz1 (n_el, n_x, n_x), written in place; v0 (n_el, n_x) the velocity at the
     step's start (= the chart velocity at z = 0). E(q) on its nonzero entries' rows and columns (entry_z,
-    entry_w) (n_e,) each: the polynomials P0 (n_e,), P1 (n_m, n_e), P2 (n_m, n_m, n_e) of their values and
-    the constant products EtG0 (n_x, n_z), E1tG (n_m, n1, n_z), E2tG (n_m, n_m, n2, n_z) on the columns
-    cols1 (n1,), cols2 (n2,) (module docstring)."""
+    entry_w) (n_e,) each: the polynomials P0 (n_e,), P1 (n_m, n_e), P2 (n_m, n_m, n_2) of their values (P2
+    on the entries quadratic_from ... quadratic_from + n_2 - 1, the only ones quadratic in q) and the
+    constant products EtG0 (n_x, n_z), E1tG (n_m, n1, n_z), E2tG (n_m, n_m, n2, n_z) on the columns cols1
+    (n1,), cols2 (n2,) (module docstring)."""
     R0 = np.empty((3, 3))
     for e in range(u0.shape[0]):
         z1 = u1[e] - u0[e]
         _chart_start(u0[e, 3:6], u1[e, 3:6], R0, z1[3:6])
-        f, Jf = _mid_point_element(G, entry_z, entry_w, (P0, P1, P2), (EtG0, E1tG, E2tG, cols1, cols2), weights, floor,
-                                   R0, u0[e, 6:].copy(), v0[e].copy(), z1, dt, tangent)
+        f, Jf = _mid_point_element(G, entry_z, entry_w, (P0, P1, P2, quadratic_from), (EtG0, E1tG, E2tG, cols1, cols2),
+                                   weights, floor, R0, u0[e, 6:].copy(), v0[e].copy(), z1, dt, tangent)
         F[e] = f
         if tangent:
             J[e] = Jf

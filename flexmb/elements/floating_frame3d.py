@@ -61,7 +61,8 @@ calls per step) and 0.82 ms with the exact tangent (53 us per call), against 0.9
 20-element Beam3D model: the rest of the step is the generic scheme, constraint and Newton path. The
 mid-point inertia then took E on its nonzero entries and the constant products of E's coefficients
 with G, formed once here (:func:`_entry_polynomials`, :func:`_gram_products`): 38 us per call with the
-tangent, 16 us without (54 and 24 us before; CPU medians, 2026-11-29).
+tangent, 16 us without (54 and 24 us before; CPU medians, 2026-11-29); with the quadratic coefficients
+kept on the entries that have them, 34 and 14 us (320 and 77 us for 20 modes, were 490 and 190 us).
 
 Limits: the angular momentum is not conserved exactly (the correction is not rotation-invariant), as
 in 2D.
@@ -149,10 +150,16 @@ def _entry_polynomials(fields: BodyVelocityFields, entry_z: np.ndarray, entry_w:
                        ) -> tuple[np.ndarray, ...]:
     """E(q) on its nonzero entries (entry_z, entry_w) (n_e,) as the polynomial P0 + q_k P1[k] + q_k q_l
     P2[k, l] (sums over k, l) for the compiled mid-point inertia: P0 (n_e,), P1 (n_m, n_e) and P2 (n_m, n_m,
-    n_e) symmetric in k, l, so that dE/dq_k = P1[k] + 2 q_l P2[k, l] on the entries."""
+    n_2) symmetric in k, l on the entries quadratic_from ... quadratic_from + n_2 - 1, the shortest run of
+    entries holding all E's quadratic terms (the Omega c_j rows: 45 of 165 entries for 6 stiffened modes,
+    96 of 822 for 20), so that dE/dq_k = P1[k] + 2 q_l P2[k, l] there and P1[k] elsewhere. Returns P0, P1,
+    P2 and quadratic_from."""
     E2 = fields.E2[:, :, entry_z, entry_w]                                           # (n_m, n_m, n_e)
+    quadratic = np.flatnonzero(np.abs(E2).sum(axis=(0, 1)))
+    first, last = (int(quadratic[0]), int(quadratic[-1]) + 1) if quadratic.size else (0, 0)
+    E2 = E2[..., first:last]
     return (np.ascontiguousarray(fields.E0[entry_z, entry_w]), np.ascontiguousarray(fields.E1[:, entry_z, entry_w]),
-            np.ascontiguousarray(0.5 * (E2 + E2.transpose(1, 0, 2))))
+            np.ascontiguousarray(0.5 * (E2 + E2.transpose(1, 0, 2))), first)
 
 
 def _gram_products(fields: BodyVelocityFields) -> tuple[np.ndarray, ...]:
@@ -192,7 +199,8 @@ class FloatingFrameMass3D:
         self._correction_floor = _CORRECTION_FLOOR * float(diagonal[3:6].max())
         self._terms = _entry_terms(fields.terms_index, fields.terms_value)
         #: the compiled mid-point inertia's constants: E on its entries and its products with G
-        self._entry_products = _entry_polynomials(fields, *self._terms[2:]) + _gram_products(fields)
+        P0, P1, P2, quadratic_from = _entry_polynomials(fields, *self._terms[2:])
+        self._entry_products = (P0, P1, P2) + _gram_products(fields) + (quadratic_from,)
 
     # ------------------------------------------------------------ body-frame mass
     # E(q), Mt(q) = E^T G E and dMt/dq depend on the velocity fields only: the 2D kernels' methods
