@@ -76,8 +76,8 @@ def peak(signal, traj, params):
 
 #: the adjoint sweep's parts: (owner, method name, label); timed by wrappers (one run, --split)
 PARTS = [(adjoint, "_solves", "recompute states"), (adjoint, "step_jacobian", "step Jacobian + LU"),
-         (midpoint.StepDerivative, "start_matrix", "start derivatives"),
-         (adjoint._ParameterTerms, "rmatvec", "transposed products"),
+         (adjoint, "_start_matrix", "start derivatives"),
+         (adjoint._ParameterTerms, "transposed", "transposed products"),
          (adjoint._ParameterTerms, "__call__", "parameter terms")]
 
 

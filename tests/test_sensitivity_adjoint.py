@@ -99,6 +99,40 @@ def test_adjoint_equals_ddm_on_the_slider_crank_cubic_mass_rod(scheme, n_steps):
     assert np.allclose(gradients[0], gradients[1], rtol=1e-13, atol=0.0)
 
 
+def test_transposed_products_and_shared_kinematics_equal_each_matrix_on_its_own():
+    """The sweep's one-pass transposed products (element blocks of the forces, the cubic masses and
+    the directors, and the constant mass's sparse part, scattered together) equal each start
+    derivative's assembled matrix transposed, for one and two responses; and the inertia's start
+    derivatives from the step's kinematics (as the sweep passes them) equal those that evaluate
+    the director rule themselves (slider-crank A's cubic-mass rod with case B's slider mass, a few
+    steps in)."""
+    from flexmb.sensitivity.adjoint import _ParameterTerms, _start_matrix
+    from flexmb.sensitivity.midpoint import StepDerivative
+    from flexmb.validation.slider_crank import build
+
+    asm, v0, nodes = build(2, 124.8, 0.0378, "cubic")
+    dt = 8.0 / 124.8 / 320
+    run = record(asm, dt, 6 * dt, v0=v0)
+    params = [P.parameter(design.section_property("rod", "EI")), P.parameter(design.point_mass(int(nodes[-1]), 0.0378))]
+    start, end = run.states[4], run.states[5]
+    derivative = StepDerivative(asm, params)
+    D, inertia = derivative.start_matrix(start, dt, end)
+    D_k, inertia_k = _start_matrix(derivative, start, dt, end, run.stepper._motion(start, dt, end.u))
+    for a, b in ((D, D_k), (inertia.v, inertia_k.v), (inertia.stretch, inertia_k.stretch)):
+        A, B = a.matrix().toarray(), b.matrix().toarray()
+        assert np.abs(A).max() > 0.0
+        assert np.abs(A - B).max() < 1e-12 * np.abs(A).max()
+    assert inertia.stretch.blocks and all(S.nnz for _, S in D.sparse + inertia.v.sparse)   # the slider's mass
+    terms = _ParameterTerms(asm, params)
+    rng = np.random.default_rng(3)
+    for n_r in (1, 2):
+        y = rng.standard_normal((asm.n_dof, n_r))
+        for got, M in zip(terms.transposed(inertia, D, y), (D, inertia.v, inertia.stretch)):
+            want = M.matrix().T @ y
+            assert got.shape == want.shape
+            assert np.abs(got - want).max() < 1e-13 * np.abs(M.matrix()).max() * np.abs(y).max()
+
+
 def test_element_parameters_share_their_group_evaluation():
     """Per-element EI multipliers of the cantilever (evaluated once over the group and summed by element)
     sum to the group's multiplier, and match the direct differentiation of each."""

@@ -33,10 +33,12 @@ the solve); ``g_u`` gains the joint force's start derivative ``J_u``, and a join
 adds ``-(psi_g . J_p + psi_Phi . dPhi/dp)`` to dF/dp.
 
 **Cost** per solve: as the direct differentiation's (one residual with tangent and one
-factorisation at the solution, the start derivatives' element blocks, applied here transposed by
-``rmatvec``), and ``psi . g_p`` for all parameters from one evaluation of each distinct parameter
-*part*: the section properties of a group are evaluated one by one over the whole group (a
-stiffness or density scale is the sum of its properties' parts; parameters on some elements of one
+factorisation at the solution, the start derivatives' element blocks, applied here transposed, the
+three derivatives' (w.r.t. u_n, v_n, s_n) products scattered in one pass; the step's kinematics
+evaluated once for the director rule, the start derivatives and the parameter terms), and
+``psi . g_p`` for all parameters from one evaluation of each distinct parameter *part*: the section
+properties of a group are evaluated one by one over the whole group (a stiffness or density scale
+is the sum of its properties' parts; parameters on some elements of one
 property, :func:`~flexmb.sensitivity.parameters.element_property`, take their elements' shares,
 :meth:`~flexmb.sensitivity.parameters.TransientParameter.residual_shares`), psi is gathered to the
 elements once per group of elements, and a weight matrix (elements x parameters) formed once per
@@ -79,10 +81,9 @@ import scipy.sparse as sp
 from flexmb.assembly import Assembly
 from flexmb.checks import ModelError
 from flexmb.cms.design import MASS_PROPERTIES, STIFFNESS_PROPERTIES
-from flexmb.elements.hermite_mass2d import director_step
 from flexmb.integrators.schemes import MidPoint, State
 from flexmb.sensitivity.constraints import DriveAmplitude
-from flexmb.sensitivity.inertia import InertiaMatrix
+from flexmb.sensitivity.inertia import InertiaMatrix, InertiaStart
 from flexmb.sensitivity.matrices import StartMatrix
 from flexmb.sensitivity.midpoint import StepDerivative, _solves, check_model, check_parameters
 from flexmb.sensitivity.parameters import _SHEAR, SECTION_GROUPS, TransientParameter
@@ -142,7 +143,10 @@ class _ParameterTerms:
         #: (part evaluated, [(column, elements or None)])
         self.parts: list[tuple[TransientParameter, list[tuple[int, tuple[int, ...] | None]]]] = []
         shared: dict[tuple[str, str], int] = {}
-        self._transposes: dict[int, tuple] = {}
+        #: per constant sparse matrix (id): (the matrix, (rows, columns, values, transpose))
+        self._coo_kept: dict[int, tuple] = {}
+        #: (id of an index array, k) -> (the array, its flattened entries + k n_dof)
+        self._offsets: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
         for j, p in enumerate(parameters):
             if isinstance(p, DriveAmplitude):
                 self.drives.append((j, p))
@@ -170,29 +174,69 @@ class _ParameterTerms:
                     groups.append((piece.ed, [(i, k)]))
                 else:
                     found[1].append((i, k))
-        self.blocks = [(ed, pieces, np.vstack([self._weights(i, ed.shape[0]) for i, _ in pieces]))
-                       for ed, pieces in groups]
+        # the weights' rows element-major, (n_el k, n_p), as the products (n_el, k, n_r) are laid out
+        self.blocks = [(ed, pieces, np.stack([self._weights(i, ed.shape[0]) for i, _ in pieces], axis=1)
+                        .reshape(-1, self.n_p)) for ed, pieces in groups]
 
-    def rmatvec(self, D: InertiaMatrix, y: np.ndarray) -> np.ndarray:
-        """D^T y, as :meth:`InertiaMatrix.rmatvec` but with the constant sparse parts' transposes
-        formed once per run (scipy's transpose costs more than the product on small models), and
-        ``S^T y`` of the last y kept for the next call with the same y (the constant mass is in the
-        derivatives w.r.t. u_n and v_n alike)."""
-        # one response: the element blocks' scatter of a vector (one bincount, not one per column)
-        out = StartMatrix.rmatvec(D, y[:, 0])[:, None] if y.shape[1] == 1 else StartMatrix.rmatvec(D, y)
-        for c, S in D.sparse:
-            kept = self._transposes.get(id(S))
-            if kept is None or kept[0] is not S:
-                kept = self._transposes[id(S)] = [S, sp.csr_matrix(S.T), None, None]
-            if kept[2] is not y:
-                kept[2], kept[3] = y, kept[1] @ y
-            out += c * kept[3]
-        return out
+    def transposed(self, inertia: InertiaStart, D: InertiaMatrix, y: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(D^T y, inertia.v^T y, inertia.stretch^T y), each (n_dof, n_r), for y (n_dof, n_r) on the
+        residual's rows. Planar models in one pass: the three matrices' element products, and their
+        constant sparse parts' products, are scattered to the stacked rows (3 n_dof) by one bincount
+        per response (applying each matrix on its own costs a scatter per block and an array per
+        matrix, which on small models is the cost). At spatial rotations (column maps) each matrix
+        by :meth:`StartMatrix.rmatvec`."""
+        mats = (D, inertia.v, inertia.stretch)
+        if D.rotation_dofs.size:
+            out = [StartMatrix.rmatvec(M, y) for M in mats]
+            for k, M in enumerate(mats):
+                for c, S in M.sparse:
+                    out[k] += c * (self._coo(S)[3] @ y)
+            return out[0], out[1], out[2]
+        n, n_r = y.shape
+        index, weights = [], []
+        for k, M in enumerate(mats):
+            for ed, K in M.blocks:
+                index.append(self._offset(ed, k, n))
+                weights.append(np.matmul(K.transpose(0, 2, 1), y[ed]).reshape(-1, n_r))
+            # the constant sparse parts: (S^T y)[j] = sum_i S_ij y_i
+            for c, S in M.sparse:
+                rows, cols, values, _ = self._coo(S)
+                index.append(self._offset(cols, k, n))
+                weights.append((c * values)[:, None] * y[rows])
+        index, weights = np.concatenate(index), np.concatenate(weights)
+        if n_r == 1:
+            flat = np.bincount(index, weights=weights[:, 0], minlength=3 * n)[:, None]
+        else:
+            flat = np.stack([np.bincount(index, weights=weights[:, r], minlength=3 * n) for r in range(n_r)], axis=1)
+        return flat[:n], flat[n:2 * n], flat[2 * n:]
+
+    def _coo(self, S: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray, np.ndarray, sp.csr_matrix]:
+        """S's rows, columns and values (nnz,) and its transpose (CSR), formed once per run (the
+        constant mass: scipy's transpose and product cost more than the product's flops on small
+        models)."""
+        kept = self._coo_kept.get(id(S))
+        if kept is None or kept[0] is not S:
+            coo = S.tocoo()
+            kept = self._coo_kept[id(S)] = (S, (coo.row, coo.col, coo.data, sp.csr_matrix(S.T)))
+        return kept[1]
+
+    def _offset(self, dofs: np.ndarray, k: int, n: int) -> np.ndarray:
+        """dofs (any shape) + k n, flattened: the rows of the k-th of the stacked products (kept per
+        run for arrays the derivatives keep)."""
+        key = (id(dofs), k)
+        kept = self._offsets.get(key)
+        if kept is None or kept[0] is not dofs:
+            if len(self._offsets) > 64:              # arrays formed per step (the joints' blocks): not kept
+                self._offsets.clear()
+            kept = self._offsets[key] = (dofs, dofs.ravel() + k * n)   # holds dofs: its id is not reused
+        return kept[1]
 
     def __call__(self, derivative: StepDerivative, stepper: MidPoint, start: State, dt: float, end: State,
-                 psi: np.ndarray, psi_phi: np.ndarray) -> np.ndarray:
+                 psi: np.ndarray, psi_phi: np.ndarray, kinematics: dict) -> np.ndarray:
         """psi . dg/dp + psi_phi . dPhi/dp (n_r, n_p) for the adjoint vectors psi (n_dof, n_r) on the
-        residual's rows and psi_phi (n_c, n_r) on the constraint rows."""
+        residual's rows and psi_phi (n_c, n_r) on the constraint rows; ``kinematics`` the step's, kept
+        by the caller for this step (:meth:`TransientParameter.residual_shares`)."""
         u1 = end.u
         out = np.zeros((psi.shape[1], self.n_p))
         for j, p in self.drives:
@@ -200,12 +244,11 @@ class _ParameterTerms:
             out[:, j] = phi_p @ psi_phi
             if g_p is not None:
                 out[:, j] += g_p @ psi
-        kinematics: dict = {}                        # the step's kinematics, evaluated once for all parts
         shares = [p.residual_shares(stepper, start, dt, u1, kinematics) for p, _ in self.parts]
         for ed, pieces, W in self.blocks:
-            S = np.stack([shares[i][k][1] for i, k in pieces])                     # (k, n_el, ne)
-            # each element's psi . share, (n_r, k n_el), summed over each parameter's elements
-            out += np.einsum("kei,eir->rke", S, psi[ed]).reshape(psi.shape[1], -1) @ W
+            S = np.stack([shares[i][k][1] for i, k in pieces], axis=1)             # (n_el, k, ne)
+            # each element's psi . share, (n_el k, n_r), summed over each parameter's elements
+            out += np.matmul(S, psi[ed]).reshape(-1, psi.shape[1]).T @ W
         return out
 
     def _weights(self, part: int, n_el: int) -> np.ndarray:
@@ -339,27 +382,42 @@ def _solve_adjoint(derivative: StepDerivative, terms: _ParameterTerms, stepper: 
         # spatial rotations: mu on the solve's Cayley changes and on the start's spins and rates
         rd = asm.rotation_dofs
         w[rd], on_start, on_rates = rotations.transpose(rotations.maps(u0, u1, start.v, dt), mu_u[rd], mu_v[rd])
+    # the step's kinematics, once for the director rule here, the start derivatives and the parameter terms
+    kinematics = {"motion": stepper._motion(start, dt, u1)}
     if dd.size:
         dth, w0, s0 = u1[dd] - u0[dd], start.v[dd], start.stretch[dd]
         c, s = np.cos(dth)[:, None], np.sin(dth)[:, None]
-        dw_dth = director_step(dth, w0, s0, asm.director_inertia, dt)[2][:, None]
-        ds_dth = ((2.0 / dt + s0) * np.sin(dth) - w0 * np.cos(dth))[:, None]
-        w[dd] = mu_u[dd] + dw_dth * mu_v[dd] + ds_dth * mu_s[dd]
+        dw_dth = kinematics["motion"][4][2][:, None]                         # the director rule's d omega1/d dth
+        ds_dth = (2.0 / dt + s0)[:, None] * s - w0[:, None] * c
+        mv, ms = mu_v[dd], mu_s[dd]
+        w[dd] = mu_u[dd] + dw_dth * mv + ds_dth * ms
     psi = np.zeros_like(mu_u)
     psi_phi = np.zeros_like(mu_lam)
     if free.size or mu_lam.shape[0]:
         y = step_jacobian(stepper, start, dt, end).solve(np.concatenate([w[free], mu_lam]), transpose=True)
         psi[free], psi_phi = y[:free.size], y[free.size:]
-    D, inertia = derivative.start_matrix(start, dt, end)
-    back_u, back_v = terms.rmatvec(D, psi), terms.rmatvec(inertia.v, psi)
+    D, inertia = _start_matrix(derivative, start, dt, end, kinematics["motion"])
+    back_u, back_v, back_s = terms.transposed(inertia, D, psi)
     new_u = mu_u - w - back_u
     new_v = -mu_v - back_v
     if rotations is not None:
         new_u[rd], new_v[rd] = on_start - back_u[rd], on_rates - back_v[rd]
     new_s = np.zeros_like(mu_s)
     if dd.size:
-        new_v[dd] += mu_v[dd] - c * mu_v[dd] - s * mu_s[dd]
-        new_s[dd] = s * mu_v[dd] - c * mu_s[dd] - terms.rmatvec(inertia.stretch, psi)[dd]
+        new_v[dd] = -c * mv - s * ms - back_v[dd]
+        new_s[dd] = s * mv - c * ms - back_s[dd]
     # the solve's multipliers are its output alone: their seeds are spent
     mu["u"], mu["v"], mu["stretch"], mu["multipliers"] = new_u, new_v, new_s, np.zeros_like(mu_lam)
-    return terms(derivative, stepper, start, dt, end, psi, psi_phi)
+    return terms(derivative, stepper, start, dt, end, psi, psi_phi, kinematics)
+
+
+def _start_matrix(derivative: StepDerivative, start: State, dt: float, end: State, motion: tuple
+                  ) -> tuple[InertiaMatrix, InertiaStart]:
+    """:meth:`StepDerivative.start_matrix` with the step's kinematics ``motion``
+    (:meth:`MidPoint._motion`) given, so that the inertia's director rule is not evaluated again."""
+    u0, u1 = start.u, end.u
+    inertia = derivative.inertia.residual(u0, u1, start.v, start.stretch, dt, motion)
+    forces = derivative.forces.residual(u0, u1, dt)
+    if derivative.joints is not None:
+        forces = forces + derivative.joints.force(u0, u1, end.lam, start.t, start.t + dt)
+    return forces + inertia.u, inertia

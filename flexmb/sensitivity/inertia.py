@@ -79,6 +79,7 @@ from flexmb.sensitivity.matrices import StartMatrix, cayley_spin_inverse, same_m
 #: the configuration-dependent mass kernels covered
 INERTIA_KINDS = (HermiteMass2D, FloatingFrameMass, FloatingFrameMass3D)
 _NO_TANGENT = np.empty((0, 6, 6))                  # the cubic-mass kernel's tangent output, not asked for
+_SERIES = 2e-4                                     # rad: below, sinc of dtheta or dtheta/2 takes its series
 
 
 def _cayley_differential(w: np.ndarray) -> np.ndarray:
@@ -177,6 +178,11 @@ class InertiaDerivatives:
         keep = np.ones(asm.n_dof)
         keep[asm.director_dofs] = 0.0
         self._mass = (sp.diags(keep) @ asm.mass).tocsr()
+        #: the director DOFs as the element DOFs (n_d, 1) of their diagonal blocks (one array per run:
+        #: the adjoint keeps its scatter index by the array)
+        self._director_column = asm.director_dofs[:, None]
+        #: the cubic-mass groups: (group index, kernels)
+        self._cubic = [(i, k) for i, k in asm.configuration_masses if type(k) is HermiteMass2D]
         #: per cubic-mass group: the constants of its 9 copies in the rate columns' kernel call
         self._unit_rates: dict[int, tuple] = {}
         #: per cubic-mass group: the rows of its elements' angle DOFs among the director DOFs (n_el, 2)
@@ -205,7 +211,10 @@ class InertiaDerivatives:
         """The :class:`InertiaStart` of terms, each (blocks of d/du_n, of d/dv_n, of d/ds_n, sparse parts
         of d/du_n, of d/dv_n), blocks (element DOFs (n_el, ne), (n_el, ne, ne)) and (factor, matrix)."""
         n = self.asm.n_dof
-        parts = [sum((t[k] for t in terms), []) for k in range(5)]
+        parts: list[list] = [[], [], [], [], []]
+        for t in terms:
+            for k in range(5):
+                parts[k] += t[k]
         return InertiaStart(InertiaMatrix(n, parts[0], **self._spin_maps(u0, u1), sparse=parts[3]),
                             InertiaMatrix(n, parts[1], sparse=parts[4]), InertiaMatrix(n, parts[2]))
 
@@ -226,10 +235,15 @@ class InertiaDerivatives:
         dth, J = u1[dd] - u0[dd], self.asm.director_inertia
         half = 0.5 * dth
         du = -step[4]                                                       # -dF_D/d dtheta
-        both = sinc(np.concatenate([dth, half]))                           # one call: it costs more than its size
-        dv = -2.0 * J / dt * both[:dd.size]
-        ds = 2.0 * J / dt * half * both[dd.size:] ** 2                      # (1 - cos dtheta) / dtheta
-        dofs = dd[:, None]
+        if np.abs(dth).min() >= _SERIES:             # no series needed: the closed forms, fewer calls than sinc's
+            sin_half = np.sin(half)
+            sinc_dth, one_minus_cos = np.sin(dth) / dth, sin_half * sin_half / half
+        else:
+            both = sinc(np.concatenate([dth, half]))                       # one call: it costs more than its size
+            sinc_dth, one_minus_cos = both[:dd.size], half * both[dd.size:] ** 2
+        dv = -2.0 * J / dt * sinc_dth
+        ds = 2.0 * J / dt * one_minus_cos                                   # (1 - cos dtheta) / dtheta
+        dofs = self._director_column
         return [(dofs, du[:, None, None])], [(dofs, dv[:, None, None])], [(dofs, ds[:, None, None])], [], []
 
     def directors(self, u0: np.ndarray, u1: np.ndarray, v0: np.ndarray, stretch0: np.ndarray | None,
@@ -274,7 +288,7 @@ class InertiaDerivatives:
                      rates: tuple) -> tuple[list, list, list, list, list]:
         asm = self.asm
         out = ([], [], [], [], [])
-        cubic = [(i, k) for i, k in asm.configuration_masses if type(k) is HermiteMass2D]
+        cubic = self._cubic
         if not cubic:
             return out
         dd = asm.director_dofs
@@ -285,6 +299,8 @@ class InertiaDerivatives:
         c, sn = np.cos(dth), np.sin(dth)                                    # (n_d,) each
         dw1 = -step[2]
         ds1 = -((2.0 / dt + stretch0[dd]) * sn - v0[dd] * c)
+        # the reversed step's rate columns at the angles (below) times these, per node: (2, n_d)
+        turned = np.stack([c * dw1 + sn * ds1, sn * dw1 - c * ds1])
         angles = slice(2, 6, 3)                                              # the two angles, as a view
         for i, k in cubic:
             ed = self._edofs[i]
@@ -296,17 +312,15 @@ class InertiaDerivatives:
             at = self._angle_rows[i]
             Av, As = self._rate_coefficients(i, k, a0, a1, dt)
             # the reversed step (u1 -> u0 over -dt from the end rates): its tangent, and its rate columns
-            # from the forward ones by the reversal, [Av, As] = [Rv, Rs] d(end rates)/d(start rates):
-            # -Rv at translations, and the inverse of the 2 x 2 map at the angles
+            # [Rv, Rs] from the forward ones by the reversal, [Av, As] = [Rv, Rs] d(end rates)/d(start rates):
+            # Rv = -Av at translations, and at the angles the inverse of the 2 x 2 map,
+            # Rv = -cos Av + sin As, Rs = -sin Av - cos As; du = J_rev + Rv dv1/du_n + Rs ds1/du_n with
+            # dv1/du_n = -2/dt (translations), dw1 and ds1 (angles), so at the angles
+            # du = J_rev - Av (cos dw1 + sin ds1) + As (sin dw1 - cos ds1)
             J_rev = k.mid_point_inertia(a1, a0, v1[ed], s1[nodes], -dt, True)[1]
-            ce, se = c[at][:, None, :], sn[at][:, None, :]                 # (n_el, 1, 2)
-            Rv = -Av
-            Rv[:, :, angles] = -ce * Av[:, :, angles] + se * As
-            Rs = -se * Av[:, :, angles] - ce * As
-            dv1 = np.full(ed.shape, -2.0 / dt)                              # dv_{n+1}/du_n, diagonal (n_el, 6)
-            dv1[:, angles] = dw1[at]
-            du = J_rev + Rv * dv1[:, None, :]
-            du[:, :, angles] += Rs * ds1[at][:, None, :]
+            alpha, beta = turned[:, at][:, :, None, :]                      # (n_el, 1, 2) each
+            du = J_rev + (2.0 / dt) * Av
+            du[:, :, angles] = J_rev[:, :, angles] - Av[:, :, angles] * alpha + As * beta
             ds = np.zeros(du.shape)
             ds[:, :, angles] = As
             out[0].append((ed, du))
@@ -383,14 +397,20 @@ class InertiaDerivatives:
         return self._start(u0, u1, self._rotary_terms(u0, u1, v0, dt))
 
     def residual(self, u0: np.ndarray, u1: np.ndarray, v0: np.ndarray, stretch0: np.ndarray | None,
-                 dt: float) -> InertiaStart:
+                 dt: float, motion: tuple | None = None) -> InertiaStart:
         """All inertia terms of the mid-point residual: :meth:`constant_mass` + :meth:`directors` +
         :meth:`cubic_masses` + :meth:`modal_bodies` + :meth:`rotary_terms`, the director rule evaluated
-        once."""
+        once; ``motion``: the step's kinematics as :meth:`MidPoint._motion` gives them, when the caller
+        has them (planar models: then the director rule is not evaluated here)."""
         terms = [self._constant_terms(dt)]
         if self.asm.director_dofs.size:
             stretch0 = self._stretch(stretch0)
-            rates = self._director_rates(u0, u1, v0, stretch0, dt)
+            if motion is not None and motion[3] is None and motion[4] is not None:
+                s1 = np.zeros(self.asm.n_dof)
+                s1[self.asm.director_dofs] = motion[4][1]
+                rates = (motion[0], s1, motion[4])
+            else:
+                rates = self._director_rates(u0, u1, v0, stretch0, dt)
             terms += [self._director_terms(u0, u1, v0, stretch0, dt, rates[2]),
                       self._cubic_terms(u0, u1, v0, stretch0, dt, rates)]
         if self.asm.configuration_masses:

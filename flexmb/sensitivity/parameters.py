@@ -543,26 +543,30 @@ def _inertia_share(asm: Assembly, piece: _Piece, scheme, s, dt: float, u1: np.nd
     terms ``(pi_{n+1} - pi_n) / dt`` of the element's J in place of ``M a_m``; the cubic masses'
     inertia; the weight ``M g`` and the cubic masses' discrete gradient of theirs. ``kinematics``:
     the step's (:meth:`TransientParameter.residual_shares`)."""
-    from flexmb.compiled.rigid import mid_point_rotary_terms
-
     if "motion" not in kinematics:              # the scheme's own kinematics of the step: a_m, d, body rates
         kinematics["motion"] = scheme._motion(s, dt, u1)
-    _, a_m, d, rates, _ = kinematics["motion"]
+    _, a_m, d, rates, director = kinematics["motion"]
     ed = piece.ed
     if piece.constants is None:
         piece.constants = _inertia_constants(asm, piece)
     at_director, director_mass, at_rotation, weight, cubic = piece.constants
-    share = np.einsum("eij,ej->ei", piece.mass, a_m[ed])                            # (n_el, ne)
+    share = np.matmul(piece.mass, a_m[ed][:, :, None])[:, :, 0]                    # (n_el, ne)
     dd = asm.director_dofs
     if at_director is not None:
         if "director unit" not in kinematics:     # the director form per unit J (n_dof,), zero off D
             unit = kinematics["director unit"] = np.zeros(asm.n_dof)
-            unit[dd] = director_step(d[dd], s.v[dd], s.stretch[dd], np.ones(dd.size), dt)[3]
+            J = asm.director_inertia
+            if director is not None and np.all(J != 0.0):      # linear in J: the step's own divided by J
+                unit[dd] = director[3] / J
+            else:
+                unit[dd] = director_step(d[dd], s.v[dd], s.stretch[dd], np.ones(dd.size), dt)[3]
         share[at_director] = director_mass * kinematics["director unit"][ed[at_director]]
     rd = asm.rotation_dofs
     if rd.size:
         share[at_rotation] = 0.0
         if piece.rotary is not None:
+            from flexmb.compiled.rigid import mid_point_rotary_terms
+
             R0, R1, Om1 = rates
             rows = piece.rotary_rows.ravel()
             terms = mid_point_rotary_terms(R0[rows], R1[rows], Om1[rows], piece.rotary.reshape(-1, 3, 3),
@@ -572,10 +576,10 @@ def _inertia_share(asm: Assembly, piece: _Piece, scheme, s, dt: float, u1: np.nd
         share -= weight
     if cubic:
         # the director stretch rates at the nodes' rotations: cubic-mass beams only (modal bodies read none)
-        stretch = s.stretch[ed[:, [2, 5]]] if s.stretch is not None and isinstance(piece.cubic, HermiteMass2D) \
-            else None
+        stretch = s.stretch[ed[:, 2::3]] if s.stretch is not None and isinstance(piece.cubic, HermiteMass2D) \
+            else None                                                              # the two angles' rates
         share += piece.cubic.mid_point_inertia(s.u[ed], u1[ed], s.v[ed], stretch, dt, False)[0]
-        if np.any(asm.model.gravity):
+        if weight is not None:                                                     # gravity
             share -= piece.cubic.mid_point_gravity(s.u[ed], u1[ed], asm.model.gravity)[0]
     return share
 
