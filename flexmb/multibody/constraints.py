@@ -53,6 +53,10 @@ from flexmb.rotations import reference_cayley_resolvent, reference_exp_map, skew
 
 
 Triplets = tuple[np.ndarray, np.ndarray, np.ndarray]        # rows, columns, values of a sparse matrix
+#: values of the time functions kept per system (the oldest dropped first): more than the two kinds
+#: (scales, right-hand sides) at the step ends of one chunk of a compiled step loop (128 steps), which
+#: evaluates them all before the chunk's steps are recorded at the same times
+_TIMED_KEPT = 272
 
 
 @dataclass
@@ -271,13 +275,15 @@ class ConstraintSystem:
         return out
 
     def _timed(self, what: str, t: float, compute) -> np.ndarray:
-        """Values of the time functions at t, kept for the last few times (a step's two ends)."""
+        """Values of the time functions at t, kept for the last :data:`_TIMED_KEPT` times asked (a
+        step's two ends in Newton; a chunk's step ends, asked again when its steps are recorded)."""
         key = (what, float(t))
-        out = self._timed_values.get(key)
+        kept = self._timed_values
+        out = kept.get(key)
         if out is None:
-            if len(self._timed_values) >= 8:
-                self._timed_values.clear()
-            out = self._timed_values[key] = compute(t)
+            if len(kept) >= _TIMED_KEPT:
+                del kept[next(iter(kept))]                 # the oldest (dicts keep their insertion order)
+            out = kept[key] = compute(t)
             out.flags.writeable = False
         return out
 
@@ -290,12 +296,21 @@ class ConstraintSystem:
 
     def values(self, u: np.ndarray, t: float) -> np.ndarray:
         """Phi(u, t) (n_c,)."""
+        return self._values(u, self.scales(t), self.rhs(t))
+
+    def time_values(self, t: float) -> tuple[np.ndarray, np.ndarray]:
+        """The bilinear scales s(t) (n_b,) and right-hand sides f(t) (n_c,), read-only (kept like
+        :meth:`scales`): what Phi and the joint reactions take of time."""
+        return self.scales(t), self.rhs(t)
+
+    def _values(self, u: np.ndarray, s: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+        """Phi (n_c,) at u for the scales s (n_b,) and right-hand sides rhs (n_c,) of a time."""
         from flexmb.compiled import constraints as kernels
 
         u = np.ascontiguousarray(u, dtype=float)
         a = self._kernel_arrays
         P = kernels.vectors(u, *a[:5])[0]
-        phi = kernels.values(P, u, self.scales(t), self.rhs(t), *a[5:])
+        phi = kernels.values(P, u, s, rhs, *a[5:])
         if self.ties:
             phi[self.n_joint_rows:] = self.tie_system.values(u)
         return phi
@@ -315,20 +330,26 @@ class ConstraintSystem:
         the start state u0, the step increment d (n_dof,) of :meth:`MidPoint.increment`
         (Cayley parameters at 3D rotations) and the start time t0.
         """
+        s1 = self.scales(t1)
+        sm = 0.5 * (self.scales(t0) + s1) if u0 is not None and self.b_timed else s1
+        return self._terms(u1, lam, s1, sm, self.rhs(t1), u0, d)
+
+    def _terms(self, u1: np.ndarray, lam: np.ndarray, s1: np.ndarray, sm: np.ndarray, rhs: np.ndarray,
+               u0: np.ndarray | None = None, d: np.ndarray | None = None) -> ConstraintTerms:
+        """:meth:`evaluate` with the time functions' values given: the bilinear scales s1 at the end
+        and sm at mid-step (n_b,) and the right-hand sides (n_c,) at the end."""
         from flexmb.compiled import constraints as kernels
 
         u1 = np.ascontiguousarray(u1, dtype=float)
         lam = np.ascontiguousarray(lam, dtype=float)
-        s1 = self.scales(t1)
         mid = u0 is not None
         if mid:
             P0, r0 = self._start_vectors(u0)
-            sm = 0.5 * (self.scales(t0) + s1) if self.b_timed else s1
             d = np.ascontiguousarray(d, dtype=float)
         else:
             P0 = r0 = self._no_vectors
-            sm, d = s1, u1
-        phi, force, g, c, k = kernels.evaluate(mid, u1, P0, r0, d, lam, s1, sm, self.rhs(t1), self.n_dof,
+            d = u1
+        phi, force, g, c, k = kernels.evaluate(mid, u1, P0, r0, d, lam, s1, sm, rhs, self.n_dof,
                                                self._n_joint_g, self._n_joint_k, *self._kernel_arrays)
         if self.ties:
             phi, force, g, c, k = self._with_ties((phi, force, g, c, k), u1, lam, u0 if mid else None)
@@ -617,16 +638,28 @@ class ConstraintSystem:
         about the mid-step value from step to step, so average two steps for the forces at a
         step's end.
         """
-        from flexmb.compiled import constraints as kernels
-
         if not self.joints:
             return []
+        return list(zip(*self.recorded_reactions(u, lam, self.time_values(t), dofs)[1:]))
+
+    def recorded_reactions(self, u: np.ndarray, lam: np.ndarray, at: tuple[np.ndarray, np.ndarray], dofs: DofMap
+                           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """What a recorded step stores of a model with joints: Phi (n_c,) and the joints' forces
+        (n_joints, dim) and moments (n_joints, 3 or 1) of :meth:`joint_reactions`, at the state u
+        with the multipliers lam (n_c,) and the time functions' values ``at`` of
+        :meth:`time_values` (the same values as :meth:`values` and :meth:`joint_reactions` at that
+        time); without ties Phi is the one the reactions' constraint terms hold (the same kernel)."""
+        from flexmb.compiled import constraints as kernels
+
         row_joint, node, sign, first, width, lever0, frames, start_b, start_a = self._reaction_layout(dofs)
-        rows, cols, vals = (a[:self._n_joint_g] for a in self.evaluate(u, t, np.zeros(self.n)).c)
+        s, rhs = at
+        terms = self._terms(u, np.zeros(self.n), s, s, rhs)
+        rows, cols, vals = (a[:self._n_joint_g] for a in terms.c)
         forces, moments = kernels.joint_reactions(rows, cols, vals, np.ascontiguousarray(lam, dtype=float),
                                                   np.ascontiguousarray(u, dtype=float), row_joint, first, width,
                                                   sign, lever0, frames, start_b, start_a)
-        return list(zip(forces, moments))
+        # with ties the terms' tie rows come from the ties' terms, values' from their values
+        return (self._values(u, s, rhs) if self.ties else terms.phi), forces, moments
 
     def tie_reactions(self, lam: np.ndarray, u: np.ndarray | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
         """Per tie the force (dim,) and moment ((1,) 2D or (3,) 3D for a weld, (0,) for a pin) that it

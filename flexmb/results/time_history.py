@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import copy
+import math
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -9,6 +10,8 @@ import numpy as np
 from flexmb.checks import ModelError, deprecated_alias, methods_keywords_listed
 from flexmb.elements.beam2d import Beam2D
 from flexmb.elements.beam3d import Beam3D
+from flexmb.elements.floating_frame import ModalBody
+from flexmb.elements.modal_body_data import ModalBodyArrays
 from flexmb.elements.truss import Truss
 from flexmb.io.records import ModelLayout
 from flexmb.results.base import Result, _reference
@@ -21,30 +24,41 @@ if TYPE_CHECKING:
 
 #: element groups whose outputs and strain energy are functions of the reference coordinates and
 #: the DOFs alone (no time, load factor or other state a scheme sets on a group during a step),
-#: so that they can be computed from a stored step after the run
-_STATELESS_OUTPUTS = (Truss, Beam2D, Beam3D)
+#: so that they can be computed from a stored step after the run (a modal body's: its modal
+#: coordinates and forces, from its data's modal stiffness)
+_STATELESS_OUTPUTS = (Truss, Beam2D, Beam3D, ModalBody)
 #: the empty joint series of a model without joints
 _NONE = np.zeros(0)
 
 
 def _frozen(group):
-    """A copy of an element group whose array attributes are copies too."""
+    """A copy of an element group whose array attributes are copies too, and so its modal body data's."""
     frozen = copy.copy(group)
     for name, value in vars(frozen).items():
-        if isinstance(value, np.ndarray):
-            setattr(frozen, name, value.copy())
+        if isinstance(value, (np.ndarray, ModalBodyArrays)):
+            setattr(frozen, name, value.copy() if isinstance(value, np.ndarray) else _frozen(value))
     return frozen
+
+
+def _largest_magnitude(values: np.ndarray) -> float:
+    """max |values| (0 if empty; NaN if any is NaN), as ``np.abs(values).max(initial=0.0)`` gives it:
+    in Python for the few constraints of a small model, where numpy's calls cost more than the loop."""
+    if values.size > 32:
+        return float(np.abs(values).max(initial=0.0))
+    listed = values.tolist()
+    return math.nan if any(v != v for v in listed) else max(map(abs, listed), default=0.0)
 
 
 class Deferred:
     """The values a run recorded without computing them, computed from the stored steps when first
     read: per step the kinetic energy, angular momentum, strain energy and the element outputs of
     the groups in :data:`_STATELESS_OUTPUTS` (the other groups' outputs and energies are computed
-    when the step is recorded, the energies kept here). It holds the run's assembly and copies of
-    those groups with their arrays, so a section property changed after the run, replaced or
-    in place, does not change them."""
+    when the step is recorded, the energies kept here), and with joints the constraint residual and
+    the joint reactions (from the values of the joints' time functions kept at the step). It holds
+    the run's assembly and copies of those groups with their arrays, so a section property changed
+    after the run, replaced or in place, does not change them."""
 
-    series = ("kinetic", "strain", "angular_momentum")
+    series = ("kinetic", "strain", "angular_momentum", "constraint_residual", "joint_forces", "joint_moments")
 
     def __init__(self, asm: Assembly) -> None:
         self.asm = asm
@@ -54,6 +68,8 @@ class Deferred:
         self.evaluated_later = [_frozen(g) if type(g) in _STATELESS_OUTPUTS else None for g in asm.groups]
         #: step index -> per group the strain energy (J) computed at the step, None where deferred
         self.steps: dict[int, list[float | None]] = {}
+        #: step index -> the joints' time functions at the step (ConstraintSystem.time_values)
+        self.reactions: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
     def fill(self, series: dict[str, list], elements: list[dict[str, list]]) -> None:
         """Put the deferred values of every step in ``series`` and ``elements`` (a result's
@@ -69,7 +85,11 @@ class Deferred:
                     for name, lst in store.items():
                         lst[k] = np.asarray(part[0][name], dtype=float)
             series["strain"][k] = float(sum(now if part is None else part[1] for now, part in zip(energies, later)))
-        self.steps = {}
+        for k, at in self.reactions.items():
+            phi, series["joint_forces"][k], series["joint_moments"][k] = asm.constraints.recorded_reactions(
+                series["u"][k], series["multipliers"][k], at, asm.dofs)
+            series["constraint_residual"][k] = _largest_magnitude(phi)
+        self.steps, self.reactions = {}, {}
 
 
 @methods_keywords_listed
@@ -126,22 +146,27 @@ class TimeHistory(Result):
         """Append state ``s`` with its energies, momentum and element outputs.
 
         Without a result file to write the step to and without sensors reading element outputs,
-        the kinetic energy, angular momentum, strain energy and the outputs of groups whose
-        outputs depend on u alone are computed from the stored state when first read (one pass
-        over the steps recorded so far, ``flexmb.results.time_history.Deferred``), with the same values.
+        the kinetic energy, angular momentum, strain energy, the outputs of groups whose outputs
+        depend on u alone, the constraint residual and the joint reactions are computed from the
+        stored state when first read (one pass over the steps recorded so far,
+        ``flexmb.results.time_history.Deferred``), with the same values.
         """
         # time-dependent groups (loads that are functions of time) at the state's time: a step's
         # last residual left them at its mid-point, an earlier run at its end
         asm.set_time(s.t)
+        deferred = self._deferred_for(asm)
         cs = asm.constraints
         residual, forces, moments, constraint_force = 0.0, _NONE, _NONE, _NONE       # (copied when appended)
         if cs is not None:
-            residual = float(np.abs(cs.values(s.u, s.t)).max(initial=0.0))
-            reactions = cs.joint_reactions(s.u, s.lam, s.t, asm.dofs)
-            forces = np.array([f for f, _ in reactions])
-            moments = np.array([m for _, m in reactions])
             constraint_force = s.constraint_force
-        deferred = self._deferred_for(asm)
+            if not cs.joints:
+                residual = _largest_magnitude(cs.values(s.u, s.t))
+            elif deferred is None:
+                phi, forces, moments = cs.recorded_reactions(s.u, s.lam, cs.time_values(s.t), asm.dofs)
+                residual = _largest_magnitude(phi)
+            else:
+                residual = forces = moments = None
+                deferred.reactions[self.n_steps] = cs.time_values(s.t)
         if deferred is None:
             kinetic, momentum = asm.energy_and_momentum(s.u, s.v, s.stretch)
             parts = asm.group_outputs_and_strain_energies(s.u, asm.groups)
