@@ -90,6 +90,29 @@ def test_mid_point_inertia_equals_the_numpy_specification(kernels: FloatingFrame
     _close(F_alone, F_ref, 1e-12, "mid-point inertia force without tangent")
 
 
+@pytest.mark.parametrize("seed", [1, 2])
+def test_mid_point_force_of_the_tangent_pass_without_its_tangent(kernels: FloatingFrameMass3D, seed: int) -> None:
+    """From the start momenta taken apart, the force of the tangent's pass without the tangent (a
+    Newton pass that converges) is the one with it bit for bit, and the tangent the same; the value
+    alone's force only to round-off (another order of sums)."""
+    from flexmb.compiled import floating_frame3d as compiled
+
+    u0, u1, v0, _ = _states(seed)
+    F, J = kernels.mid_point_inertia(u0, u1, v0, None, DT)
+    G, (entry_z, entry_w), after = kernels.fields.G, kernels._terms[2:], kernels._entry_products
+    p0 = np.empty(u0.shape)
+    compiled.start_momenta(G, entry_z, entry_w, u0, v0, *after[:3], after[-1], p0)
+    for jacobian in (True, False):
+        F_pass, J_pass = np.empty(u0.shape), np.empty(J.shape if jacobian else (0,) + J.shape[1:])
+        compiled.mid_point_inertia_from(G, entry_z, entry_w, kernels.weights, kernels._correction_floor, u0, u1, v0,
+                                        p0, DT, F_pass, J_pass, True, jacobian, *after)
+        assert np.array_equal(F_pass, F), f"force of the tangent's pass (jacobian={jacobian})"
+        if jacobian:
+            assert np.array_equal(J_pass, J)
+    F_alone = kernels.mid_point_inertia(u0, u1, v0, None, DT, tangent=False)[0]
+    _close(F_alone, F, 1e-12, "mid-point inertia force without tangent")
+
+
 def test_mid_point_inertia_at_rest_start_is_the_numpy_one(kernels: FloatingFrameMass3D) -> None:
     """A first step from rest and a zero increment (the Gonzalez correction below its floor)."""
     u0, u1, _, _ = _states(4)

@@ -202,6 +202,27 @@ def test_compiled_newton_solve_equals_newton_solve(case, data, monkeypatch):
     _same_runs(fast, slow)
 
 
+def test_converged_pass_forms_no_jacobian(data, monkeypatch):
+    """The compiled solve evaluates a pass that the one before predicts converged without the Jacobian
+    (the same iterates and logs: test_compiled_newton_solve_equals_newton_solve); where it converged
+    there, the step's residual says it holds no Jacobian. The spin-up's steps converge in two or three
+    passes, most of their last ones without the Jacobian."""
+    asm = _spin_up(data)
+    last = []
+    solve = MidPoint.solve_joint_step
+
+    def kept(self, *args):
+        out = solve(self, *args)
+        last.append((out[0].iterations, out[1].jacobian_data is None))
+        return out
+
+    monkeypatch.setattr(MidPoint, "solve_joint_step", kept)
+    history = fm.integrate(asm, 0.01, 0.15, progress=False, keep_newton_logs=True)
+    assert len(last) == 15 and all(log.converged for log in history.newton_logs)
+    assert sum(without for _, without in last) >= 10
+    assert all(iterations >= 1 for iterations, without in last if without)    # never at the predictor
+
+
 def test_unconfirmed_singular_pivot_falls_back_to_newton_solve(data, monkeypatch):
     """A start point's pivot below the tolerance that the singular-value test does not confirm: the
     compiled solve returns None before its first correction and newton_solve runs the step (here every

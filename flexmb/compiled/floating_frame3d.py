@@ -515,28 +515,32 @@ def _entry_modal_hessian(P2, quadratic_from: int, dE, entry_z, entry_w, Wa, Wb, 
 
 
 @jit
-def _end_momentum(G, entry_z, entry_w, poly, gram, blocks, q, y, dt: float, tangent: bool):
-    """p1 = Mz(z1) zdot1 (n_x,) and, with ``tangent``, dp1/dz1 = K(z1, zdot1) + 2/dt Mz(z1) (n_x, n_x)
-    (zdot1 = 2 z1/dt - zdot0; else an empty matrix)."""
+def _end_momentum(G, entry_z, entry_w, poly, gram, blocks, q, y, dt: float, tangent: bool, jacobian: bool):
+    """p1 = Mz(z1) zdot1 (n_x,) and, with ``jacobian``, dp1/dz1 = K(z1, zdot1) + 2/dt Mz(z1) (n_x, n_x)
+    (zdot1 = 2 z1/dt - zdot0; else an empty matrix); with ``tangent`` p1 in the tangent's arithmetic
+    (from Mt), also without the matrix."""
     A, B, Aj, Bj = blocks[0], blocks[1], blocks[2], blocks[3]
     W = _body_of(A, B, y)
     if not tangent:
         return _spatial_of(A, B, _entry_momentum(G, poly, entry_z, entry_w, q, W)), np.empty((0, 0))
     EtG0, E1tG, E2tG, cols1, cols2 = gram
-    e, dE = _entry_values(poly[0], poly[1], poly[2], poly[3], q, True)
+    e, dE = _entry_values(poly[0], poly[1], poly[2], poly[3], q, jacobian)
     EtG, D2 = _gram_of_modes(EtG0, E1tG, E2tG, cols1, cols2, q)
     Mt = _entry_mass(e, entry_z, entry_w, EtG)                                   # (n_x, n_x)
     p = Mt @ W
+    if not jacobian:
+        return _spatial_of(A, B, p), np.empty((0, 0))
     mass_rates = _entry_mass_rates(e, dE, entry_z, entry_w, EtG, E1tG, D2, cols1, cols2, W.reshape(1, W.size))[0][0]
     K = _momentum_rate(A, B, Aj, Bj, Mt, p, _rates(Aj, Bj, y), mass_rates)
     return _spatial_of(A, B, p), K + (2.0 / dt) * _chart_mass(A, B, Mt)
 
 
 @jit
-def _half_gradient(G, entry_z, entry_w, poly, gram, blocks, q, a, b, dt: float, tangent: bool):
+def _half_gradient(G, entry_z, entry_w, poly, gram, blocks, q, a, b, dt: float, tangent: bool, jacobian: bool):
     """1/2 grad_z phi (n_x,), phi = a^T Mz(z) b, at the step's mid-point z = z1/2 with a = zdot0,
-    b = zdot1, and, with ``tangent``, its derivative w.r.t. z1, 1/4 H + 1/dt K(z, a)^T (n_x, n_x)
-    (H the Hessian of phi in z; else an empty matrix)."""
+    b = zdot1, and, with ``jacobian``, its derivative w.r.t. z1, 1/4 H + 1/dt K(z, a)^T (n_x, n_x)
+    (H the Hessian of phi in z; else an empty matrix); with ``tangent`` the gradient in the tangent's
+    arithmetic (from Mt and dMt/dq_k W_b), also without the matrix."""
     A, B, Aj, Bj, Aij, Bij = blocks
     n, n_z = a.size, G.shape[0]
     e, dE = _entry_values(poly[0], poly[1], poly[2], poly[3], q, True)
@@ -563,6 +567,12 @@ def _half_gradient(G, entry_z, entry_w, poly, gram, blocks, q, a, b, dt: float, 
     EtG, D2 = _gram_of_modes(EtG0, E1tG, E2tG, cols1, cols2, q)
     Mt = _entry_mass(e, entry_z, entry_w, EtG)
     pa, pb = Mt @ Wa, Mt @ Wb                                                   # body momenta
+    if not jacobian:                      # each velocity's rates are summed apart: W_b's alone, the same values
+        Mb = _entry_mass_rates(e, dE, entry_z, entry_w, EtG, E1tG, D2, cols1, cols2, Wb.reshape(1, n))[0][0]
+        for j in range(3):
+            grad[3 + j] = _dot6(ra[j], pb) + _dot6(rb[j], pa)
+        grad[6:] = Wa @ Mb
+        return 0.5 * grad, np.empty((0, 0))
     Ws = np.empty((2, n))
     Ws[0], Ws[1] = Wa, Wb
     rates, Gz, GY = _entry_mass_rates(e, dE, entry_z, entry_w, EtG, E1tG, D2, cols1, cols2, Ws)
@@ -598,19 +608,19 @@ def _half_gradient(G, entry_z, entry_w, poly, gram, blocks, q, a, b, dt: float, 
 
 
 @jit
-def _mid_point_element(G, entry_z, entry_w, poly, gram, weights, floor: float, R0, q0, v0, z1, dt: float,
-                       tangent: bool):
-    """F = (Mz(z1) zdot1 - Mz(0) zdot0)/dt - gbar (n_x,) of one element and, with ``tangent``, dF/dz1
-    (n_x, n_x) (module docstring; else an empty matrix)."""
+def _mid_point_element(G, entry_z, entry_w, poly, gram, weights, floor: float, R0, q0, v0, p0, z1, dt: float,
+                       tangent: bool, jacobian: bool):
+    """F = (Mz(z1) zdot1 - Mz(0) zdot0)/dt - gbar (n_x,) of one element and, with ``jacobian``, dF/dz1
+    (n_x, n_x) (module docstring; else an empty matrix); p0 = Mz(0) zdot0 (n_x,) (:func:`start_momenta`).
+    With ``tangent`` F is the one the tangent's pass computes, also without the matrix (the same values
+    bit for bit: the matrix takes nothing away from F's arithmetic)."""
     n = z1.size
-    A0 = np.ascontiguousarray(R0.T)
-    p0 = _spatial_of(A0, A0, _entry_momentum(G, poly, entry_z, entry_w, q0, _body_of(A0, A0, v0)))  # D(0) = I
     zd1 = (2.0 / dt) * z1 - v0
     p1, Jp1 = _end_momentum(G, entry_z, entry_w, poly, gram, _chart_blocks(z1[3:6].copy(), R0, False),
-                            q0 + z1[6:], zd1, dt, tangent)
+                            q0 + z1[6:], zd1, dt, tangent, jacobian)
     zm = 0.5 * z1
-    hg, Jhg = _half_gradient(G, entry_z, entry_w, poly, gram, _chart_blocks(zm[3:6].copy(), R0, tangent),
-                             q0 + zm[6:], v0, zd1, dt, tangent)
+    hg, Jhg = _half_gradient(G, entry_z, entry_w, poly, gram, _chart_blocks(zm[3:6].copy(), R0, jacobian),
+                             q0 + zm[6:], v0, zd1, dt, tangent, jacobian)
     remainder = 0.5 * (v0 @ p1 - p0 @ zd1) - z1 @ hg                            # gbar = hg + correction
     Wz = weights * z1
     norm = z1 @ Wz
@@ -618,7 +628,7 @@ def _mid_point_element(G, entry_z, entry_w, poly, gram, weights, floor: float, R
     active = norm > floor
     if active:
         F -= (remainder / norm) * Wz
-    if not tangent:
+    if not jacobian:
         return F, np.empty((0, 0))
     Jf = Jp1 / dt - Jhg
     if active:
@@ -644,6 +654,40 @@ def _chart_start(psi0, psi1, R0, w) -> None:
 
 
 @jit
+def start_momenta(G, entry_z, entry_w, u0, v0, P0, P1, P2, quadratic_from, p0) -> None:
+    """p0 = Mz(0) zdot0 = P0^T Mt(q0) P0 v0 (n_el, n_x), P0 = blockdiag(R0^T, R0^T, I) (D(0) = I), the
+    start momenta in the chart of a step from u0 with velocity v0 (n_el, n_x), in place; they depend
+    on the step's start alone, so a Newton solve takes them once (:func:`mid_point_inertia_from`)."""
+    R0 = np.empty((3, 3))
+    poly = (P0, P1, P2, quadratic_from)
+    for e in range(u0.shape[0]):
+        exp_map_into(u0[e, 3:6], R0)                                             # _chart_start's R0
+        A0 = np.ascontiguousarray(R0.T)
+        p0[e] = _spatial_of(A0, A0, _entry_momentum(G, poly, entry_z, entry_w, u0[e, 6:].copy(),
+                                                    _body_of(A0, A0, v0[e].copy())))
+
+
+@jit
+def mid_point_inertia_from(G, entry_z, entry_w, weights, floor, u0, u1, v0, p0, dt, F, J, tangent, jacobian, P0, P1,
+                           P2, EtG0, E1tG, E2tG, cols1, cols2, quadratic_from) -> None:
+    """:func:`mid_point_inertia` from the step's start momenta p0 (n_el, n_x) (:func:`start_momenta`):
+    F and, with ``jacobian`` (which needs ``tangent``), J written in place; with ``tangent`` F is
+    the one of the tangent's pass, also without J (the same values bit for bit, in about half the
+    time: a Newton pass that converges needs F alone, and the solve's log and iterates stay the same),
+    else the value alone's (equal to round-off)."""
+    R0 = np.empty((3, 3))
+    for e in range(u0.shape[0]):
+        z1 = u1[e] - u0[e]
+        _chart_start(u0[e, 3:6], u1[e, 3:6], R0, z1[3:6])
+        f, Jf = _mid_point_element(G, entry_z, entry_w, (P0, P1, P2, quadratic_from), (EtG0, E1tG, E2tG, cols1, cols2),
+                                   weights, floor, R0, u0[e, 6:].copy(), v0[e].copy(), p0[e], z1, dt, tangent,
+                                   jacobian)
+        F[e] = f
+        if jacobian:
+            J[e] = Jf
+
+
+@jit
 def mid_point_inertia(G, entry_z, entry_w, weights, floor, u0, u1, v0, dt, F, J, tangent, P0, P1, P2, EtG0, E1tG,
                       E2tG, cols1, cols2, quadratic_from) -> None:
     """F (n_el, n_x), conjugate to the chart increments z1 of the step u0 -> u1 (n_el, n_x) each, and
@@ -653,15 +697,10 @@ def mid_point_inertia(G, entry_z, entry_w, weights, floor, u0, u1, v0, dt, F, J,
     on the entries quadratic_from ... quadratic_from + n_2 - 1, the only ones quadratic in q) and the
     constant products EtG0 (n_x, n_z), E1tG (n_m, n1, n_z), E2tG (n_m, n_m, n2, n_z) on the columns cols1
     (n1,), cols2 (n2,) (module docstring)."""
-    R0 = np.empty((3, 3))
-    for e in range(u0.shape[0]):
-        z1 = u1[e] - u0[e]
-        _chart_start(u0[e, 3:6], u1[e, 3:6], R0, z1[3:6])
-        f, Jf = _mid_point_element(G, entry_z, entry_w, (P0, P1, P2, quadratic_from), (EtG0, E1tG, E2tG, cols1, cols2),
-                                   weights, floor, R0, u0[e, 6:].copy(), v0[e].copy(), z1, dt, tangent)
-        F[e] = f
-        if tangent:
-            J[e] = Jf
+    p0 = np.empty(u0.shape)
+    start_momenta(G, entry_z, entry_w, u0, v0, P0, P1, P2, quadratic_from, p0)
+    mid_point_inertia_from(G, entry_z, entry_w, weights, floor, u0, u1, v0, p0, dt, F, J, tangent, tangent, P0, P1,
+                           P2, EtG0, E1tG, E2tG, cols1, cols2, quadratic_from)
 
 
 @jit

@@ -36,11 +36,11 @@ import numpy as np
 
 from flexmb.compiled.constraints import augmented_data, evaluate
 from flexmb.compiled.dense_newton import CONTINUE, new_counters, new_work, newton_correction, solve_result
-from flexmb.compiled.floating_frame3d import mid_point_inertia, mid_point_velocity
+from flexmb.compiled.floating_frame3d import mid_point_inertia_from, mid_point_velocity, start_momenta
 from flexmb.compiled.rigid import mid_point_body_rates, mid_point_rotary_terms
 from flexmb.compiled.rotations import cayley_increment_batch, cayley_update_batch, spatial_inertia_batch
 from flexmb.compiled.scatter import scatter_matrix, scatter_vector
-from flexmb.compiled.sparse_ops import csr_matvec, free_norm
+from flexmb.compiled.sparse_ops import csr_matvec, free_norm, norm
 
 jit = numba.njit(cache=True)
 
@@ -96,10 +96,25 @@ def _frame_velocities(body, u0, u1, v0, dt, v1) -> None:
 
 
 @jit
-def _body_forces(body, u0, u1, v0, dt, tangent, data, q_m, f_c, d_c) -> None:
+def body_start_momenta(body, u0, v0):
+    """The modal body's start momenta (n_el, ne) of a step from u0, v0 (n_dof,)
+    (:func:`~flexmb.compiled.floating_frame3d.start_momenta`; ``body`` as
+    :func:`spatial_mid_point_residual` takes it), an empty (0, 0) array without a body."""
+    if body is None:                              # (a compile-time branch: body is None or a tuple)
+        return np.empty((0, 0))
+    edofs, before, after = body[0], body[4], body[5]
+    p0 = np.empty(edofs.shape)
+    start_momenta(before[0], before[1], before[2], _gather(u0, edofs), _gather(v0, edofs), after[0], after[1],
+                  after[2], after[8], p0)
+    return p0
+
+
+@jit
+def _body_forces(body, u0, u1, v0, p0, dt, tangent, jacobian, data, q_m, f_c, d_c) -> None:
     """The modal body's terms, in ``Assembly.mid_point_forces_and_inertia``'s order: its elastic force
-    K_e (u0 + u1)/2 into q_m with its tangent K_e/2 into data, its inertia into f_c (n_dof,) with its
-    tangent into d_c (nnz,)."""
+    K_e (u0 + u1)/2 into q_m with, with ``jacobian``, its tangent K_e/2 into data, its inertia (from the
+    start momenta p0, in the tangent's arithmetic with ``tangent``) into f_c (n_dof,) with its tangent
+    into d_c (nnz,)."""
     edofs, entry_map, stiffness, _, before, after = body
     n_el, ne = edofs.shape
     ue0, ue1, ve0 = _gather(u0, edofs), _gather(u1, edofs), _gather(v0, edofs)
@@ -110,7 +125,7 @@ def _body_forces(body, u0, u1, v0, dt, tangent, data, q_m, f_c, d_c) -> None:
             for j in range(ne):
                 acc += 0.5 * (ue0[e, j] + ue1[e, j]) * stiffness[i, j]
             q_e[e, i] = acc
-    if tangent:
+    if jacobian:
         K_e = np.empty((n_el, ne, ne))
         for e in range(n_el):
             for i in range(ne):
@@ -119,23 +134,24 @@ def _body_forces(body, u0, u1, v0, dt, tangent, data, q_m, f_c, d_c) -> None:
         scatter_matrix(data, K_e, entry_map)
     scatter_vector(q_m, q_e, edofs)
     F = np.empty((n_el, ne))
-    J = np.empty((n_el if tangent else 0, ne, ne))
-    mid_point_inertia(*before, ue0, ue1, ve0, dt, F, J, tangent, *after)
-    if tangent:
+    J = np.empty((n_el if jacobian else 0, ne, ne))
+    mid_point_inertia_from(*before, ue0, ue1, ve0, p0, dt, F, J, tangent, jacobian, *after)
+    if jacobian:
         scatter_matrix(d_c, J, entry_map)
     scatter_vector(f_c, F, edofs)
 
 
 @jit
 def spatial_mid_point_residual(free, rotation_dofs, rotary_inertia, mass_indptr, mass_indices, mass_values,
-                               mass_data, rotary_positions, rotary_entries, body, u0, v0,
-                               momentum_norm0, dt, mass_factor, f_m, u1, tangent, g, data, d, v1, a_m):
+                               mass_data, rotary_positions, rotary_entries, body, u0, v0, p0,
+                               momentum_norm0, dt, mass_factor, f_m, u1, tangent, jacobian, g, data, d, v1, a_m):
     """The mid-point residual g = q_m - f_m + inertia (n_dof,) at u1 of a model of rigid bodies and at
     most one 3D modal body (module docstring), as the spatial branch of
     :meth:`flexmb.integrators.schemes.MidPoint.residual` computes it, in the same order; written in
-    place with d, v1, a_m (n_dof,) and, with ``tangent``, the Jacobian data (nnz,)
-    ``mass_factor M + dq_m/du1 + df_c/du1 + rotary blocks`` (derivatives w.r.t. the step's Cayley
-    parameters at the rotating nodes).
+    place with d, v1, a_m (n_dof,) and, with ``jacobian`` (which needs ``tangent``), the Jacobian data
+    (nnz,) ``mass_factor M + dq_m/du1 + df_c/du1 + rotary blocks`` (derivatives w.r.t. the step's Cayley
+    parameters at the rotating nodes). With ``tangent`` the modal body's inertia is the one of its
+    tangent's pass, also without the data (the same g bit for bit), else its value alone's.
 
     The constant mass as CSR arrays (n_dof rows) and its free-free data (nnz,); rotation_dofs (n_r, 3)
     and rotary_inertia J (n_r, 3, 3) of the rotating nodes; rotary_positions, rotary_entries (n_s,):
@@ -144,7 +160,8 @@ def spatial_mid_point_residual(free, rotation_dofs, rotary_inertia, mass_indptr,
     blockdiag(0, K) (ne, ne), frame rotation DOFs (n_el, 3), then its inertia kernel's
     (:func:`~flexmb.compiled.floating_frame3d.mid_point_inertia`) arguments before u0 and after
     ``tangent``, two tuples), None for a model of rigid bodies. u0, v0 (n_dof,) the step's
-    start, momentum_norm0 its ``|p|`` (:func:`momentum_norm`), f_m (n_dof,) the step's external force.
+    start, p0 the body's start momenta (:func:`body_start_momenta`), momentum_norm0 its ``|p|``
+    (:func:`momentum_norm`), f_m (n_dof,) the step's external force.
     Returns the force scale (N)."""
     n = u0.size
     rd = rotation_dofs
@@ -167,18 +184,18 @@ def spatial_mid_point_residual(free, rotation_dofs, rotary_inertia, mass_indptr,
         _frame_velocities(body, u0, u1, v0, dt, v1)
     for k in range(n):
         a_m[k] = (v1[k] - v0[k]) / dt
-    if tangent:
+    if jacobian:
         for k in range(data.size):
             data[k] = mass_factor * mass_data[k]
     q_m, f_c = np.zeros(n), np.zeros(n)
-    d_c = np.zeros(data.size if tangent else 0)
+    d_c = np.zeros(data.size if jacobian else 0)
     if body is not None:
-        _body_forces(body, u0, u1, v0, dt, tangent, data, q_m, f_c, d_c)
+        _body_forces(body, u0, u1, v0, p0, dt, tangent, jacobian, data, q_m, f_c, d_c)
     inertia = csr_matvec(mass_indptr, mass_indices, mass_values, a_m)
     if body is not None:                          # MidPoint.residual's "if asm.configuration_masses"
         for k in range(n):
             inertia[k] += f_c[k]
-        if tangent:
+        if jacobian:
             for k in range(data.size):
                 data[k] += d_c[k]
     # (pi_{n+1} - pi_n)/dt in place of M a_m at the rotating nodes, the modal frames' inertia kept there
@@ -188,7 +205,7 @@ def spatial_mid_point_residual(free, rotation_dofs, rotary_inertia, mass_indptr,
             inertia[rd[k, i]] = rotary[k, i]
             if body is not None:
                 inertia[rd[k, i]] += f_c[rd[k, i]]
-    if tangent:
+    if jacobian:
         flat = blocks.ravel()
         for p in range(rotary_positions.size):
             data[rotary_positions[p]] += flat[rotary_entries[p]]
@@ -202,12 +219,13 @@ def spatial_mid_point_residual(free, rotation_dofs, rotary_inertia, mass_indptr,
 
 @jit
 def spatial_joint_residual(free, rotation_dofs, rotary_inertia, mass_indptr, mass_indices, mass_values, mass_data,
-                           rotary_positions, rotary_entries, body, joints, augmented, u0, v0,
+                           rotary_positions, rotary_entries, body, joints, augmented, u0, v0, p0,
                            momentum_norm0, dt, mass_factor, f_m, start_points, start_vectors, scales1, scales_m, rhs,
-                           lam_scale, idle_scale, length_scale, u1, y, tangent, g, data, d, v1, a_m, r, jacobian):
+                           lam_scale, idle_scale, length_scale, u1, y, tangent, with_jacobian, g, data, d, v1, a_m, r,
+                           jacobian):
     """The step loop's augmented residual r = [g + G^T lambda; kappa Phi] (n_free + n_c,) at the
-    iterate (u1, y = lambda / lam_scale) and, with ``tangent``, the augmented Jacobian's data
-    (n_aug,) on its fixed pattern, as :func:`flexmb.integrators.time_stepping._sub_step`'s
+    iterate (u1, y = lambda / lam_scale) and, with ``with_jacobian`` (and ``tangent``), the augmented
+    Jacobian's data (n_aug,) on its fixed pattern, as :func:`flexmb.integrators.time_stepping._sub_step`'s
     ``residual`` computes them with :meth:`MidPoint.constraint_terms` and
     :meth:`~flexmb.multibody.constraints.ConstraintSystem.augmented`: the FE terms of
     :func:`spatial_mid_point_residual` (same arguments; g receives g + G^T lambda), then the
@@ -219,8 +237,9 @@ def spatial_joint_residual(free, rotation_dofs, rotary_inertia, mass_indptr, mas
     sides f(t_{n+1}) (n_c,). Returns the FE force scale, the augmented one (N; idle_scale where it
     is zero), and the joints' phi (n_c,), force (n_dof,) and G, C, K values."""
     fe_scale = spatial_mid_point_residual(free, rotation_dofs, rotary_inertia, mass_indptr, mass_indices, mass_values,
-                                          mass_data, rotary_positions, rotary_entries, body, u0, v0,
-                                          momentum_norm0, dt, mass_factor, f_m, u1, tangent, g, data, d, v1, a_m)
+                                          mass_data, rotary_positions, rotary_entries, body, u0, v0, p0,
+                                          momentum_norm0, dt, mass_factor, f_m, u1, tangent, with_jacobian, g, data,
+                                          d, v1, a_m)
     n_dof, n_joint_g, n_joint_k = joints[0], joints[1], joints[2]
     (v_d, v_X, v_cols, v_point, v_rotates, l_row, l_vec, l_c, b_row, b_a, b_b, d_row, d_dof,
      d_c) = joints[3]
@@ -243,11 +262,45 @@ def spatial_joint_residual(free, rotation_dofs, rotary_inertia, mass_indptr, mas
         r[i] = g[free[i]]
     for i in range(phi.size):
         r[nf + i] = kappa * phi[i]
-    if tangent:
+    if with_jacobian:
         n_aug, fe_pos, k_pos, g_pos, c_pos = augmented
         jacobian[:] = augmented_data(n_aug, data, fe_pos, k_values, k_pos, g_values, g_pos, lam_scale, c_values,
                                      c_pos, kappa)
     return fe_scale, scale, phi, force, g_values, c_values, k_values
+
+
+@jit
+def _force_first(passes, residual_norm, force_scale, residual_tol, force_tol) -> bool:
+    """Whether the pass number ``passes`` (from 0) is predicted to converge, so that it evaluates its
+    residual first without the Jacobian, after a correction from the residual residual_norm (N; its
+    force scale force_scale, N, as logged). Full Newton from the scheme's spatial predictor ends
+    at its second correction in most steps of these models (the relative residuals of the 6-mode
+    blade of ``benchmarks/bench_modal_body3d.py``: about 1, 3e-7 and 3e-13 at its three passes, of
+    the 5-element spin-up of the tests 1, 5e-4 and 5e-14); after the first, the pass is predicted
+    converged where Newton's squaring of the relative residual would take it below residual_tol (or
+    it is below force_tol); from the fourth pass on never (:func:`_converged`). A wrong guess costs
+    a second evaluation, never other values. The blade's 200 steps of 2 s take 2.005 evaluations a
+    step with the Jacobian and 1.005 without, of which 0.01 again with it, against 3.005 with it
+    (2026-11-29)."""
+    if passes == 2:
+        return True
+    return passes == 1 and (residual_norm <= np.sqrt(residual_tol) * force_scale or residual_norm <= force_tol)
+
+
+@jit
+def _converged(r, evaluated, residual_tol, force_tol, passes) -> bool:
+    """Whether :func:`~flexmb.compiled.dense_newton.newton_correction` ends the pass number ``passes``
+    (from 0) at the augmented residual r (n_free + n_c,) with force scale ``evaluated`` (N) converged
+    before it would factor the Jacobian: its residual test, with its norm and scale (the tests of the
+    correction before it end the pass earlier, also without the Jacobian). Its stagnation test, from
+    the fourth pass on, can take the new Jacobian's values: there the answer is no."""
+    if passes >= 3:
+        return False
+    scale = evaluated
+    if np.finfo(np.float64).tiny > scale:                           # newton_correction's max(scale, tiny)
+        scale = np.finfo(np.float64).tiny
+    rn = norm(r)
+    return rn <= residual_tol * scale or rn <= force_tol
 
 
 @jit
@@ -270,11 +323,20 @@ def spatial_mid_point_newton(free, rotation_dofs, rotary_inertia, mass_indptr, m
 
     x holds the start and receives the last iterate, u1 (n_dof) the start value (the predictor with
     the prescribed values) and the last iterate; g ... k_values receive the terms of the last
-    residual evaluation (g with the joints' force). Returns
-    :func:`~flexmb.compiled.dense_newton.solve_result`'s values and the FE force scale of the last
-    evaluation."""
+    residual evaluation (g with the joints' force), data and jacobian its Jacobians where it formed
+    them. Returns :func:`~flexmb.compiled.dense_newton.solve_result`'s values, the FE force scale of
+    the last evaluation and whether it formed the Jacobians (else they are an earlier iterate's).
+
+    The modal body's start momenta are taken once (:func:`body_start_momenta`). A pass whose
+    residual the previous one predicts converged (:func:`_force_first`) evaluates it first without
+    the Jacobian, in the tangent's arithmetic (the same values bit for bit), and again with it only
+    if :func:`_converged` does not find the pass converged (then the loop needs its LU); the
+    iterates, outcome and log are the same as with the Jacobian at every pass."""
     nf, n = free.size, u0.size
     rd = rotation_dofs
+    p0 = body_start_momenta(body, u0, v0)
+    with_jacobian = True                                            # the predictor's residual: not converged
+    passes = 0
     work, counts = new_work(np.arange(x.size), x), new_counters()
     unknowns = work[0]
     positions = np.arange(x.size)
@@ -289,9 +351,16 @@ def spatial_mid_point_newton(free, rotation_dofs, rotary_inertia, mass_indptr, m
             u1[free[i]] = unknowns[i]
         fe_scale, evaluated, phi_k, force_k, g_k, c_k, k_k = spatial_joint_residual(
             free, rotation_dofs, rotary_inertia, mass_indptr, mass_indices, mass_values, mass_data, rotary_positions,
-            rotary_entries, body, joints, augmented, u0, v0, momentum_norm0, dt, mass_factor, f_m,
+            rotary_entries, body, joints, augmented, u0, v0, p0, momentum_norm0, dt, mass_factor, f_m,
             start_points, start_vectors, scales1, scales_m, rhs, lam_scale, idle_scale, length_scale, u1,
-            unknowns[nf:], True, g, data, d, v1, a_m, r, jacobian)
+            unknowns[nf:], True, with_jacobian, g, data, d, v1, a_m, r, jacobian)
+        if not with_jacobian and not _converged(r, evaluated, residual_tol, force_tol, passes):
+            with_jacobian = True                                    # the pass goes on to the LU: the same values
+            fe_scale, evaluated, phi_k, force_k, g_k, c_k, k_k = spatial_joint_residual(
+                free, rotation_dofs, rotary_inertia, mass_indptr, mass_indices, mass_values, mass_data,
+                rotary_positions, rotary_entries, body, joints, augmented, u0, v0, p0, momentum_norm0, dt,
+                mass_factor, f_m, start_points, start_vectors, scales1, scales_m, rhs, lam_scale, idle_scale,
+                length_scale, u1, unknowns[nf:], True, True, g, data, d, v1, a_m, r, jacobian)
         outcome, dx = newton_correction(evaluated, positions, r, jacobian, jacobian_indptr, jacobian_indices,
                                         length_scale, residual_tol, force_tol, increment_tol, max_iterations,
                                         increment_gate, stagnation_tol, round_off_factor, magnitudes, pivot_tol,
@@ -305,7 +374,11 @@ def spatial_mid_point_newton(free, rotation_dofs, rotary_inertia, mass_indptr, m
             c_values[:] = c_k
             k_values[:] = k_k
             result = solve_result(outcome, evaluated, counts)
-            return result[0], result[1], result[2], result[3], result[4], result[5], fe_scale
+            return result[0], result[1], result[2], result[3], result[4], result[5], fe_scale, with_jacobian
+        passes += 1
+        # a rigid model's residual costs about as much without its Jacobian: a wrong guess would not pay
+        with_jacobian = body is None or not _force_first(passes, residual_norms[passes - 1], force_scales[passes - 1],
+                                                         residual_tol, force_tol)
         # MidPoint.update: u0 cay-updated by the iterate's increment d plus the correction
         for i in range(nf):
             du[free[i]] = dx[i]

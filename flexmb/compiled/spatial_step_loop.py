@@ -127,7 +127,7 @@ def spatial_mid_point_steps(fe, joints, augmented, jacobian_indptr, jacobian_ind
             x[nf + i] = lam[i] / lam_scale
         momentum = momentum_norm(fe[3], fe[4], fe[5], free, rotation_dofs, fe[2], u, v)
         start_points, start_vectors = vectors(u, arrays[0], arrays[1], arrays[2], arrays[3], arrays[4])
-        outcome, _, _, _, n_increments, _, _ = spatial_mid_point_newton(
+        outcome, _, _, _, n_increments, _, _, _ = spatial_mid_point_newton(
             *fe, joints, augmented, u, v, momentum, dt, mass_factors[k], forces[k], start_points, start_vectors,
             scales1[k], scales_m[k], rhs[k], lam_scale, idle_scale, jacobian_indptr, jacobian_indices, length_scale,
             residual_tol, force_tol, increment_tol, max_iterations, increment_gate, stagnation_tol, round_off_factor,

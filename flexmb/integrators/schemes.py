@@ -569,7 +569,7 @@ class MidPoint(Scheme):
         multipliers y = lambda / lam_scale (n_c,), the residual (its g with the joints' force G^T
         lambda), the joints' terms, the augmented residual [g_free; kappa Phi] (n_free + n_c,), with
         ``tangent`` the augmented Jacobian (CSC, a new object; else None) and its force scale (N)."""
-        from flexmb.compiled.spatial_group import spatial_joint_residual
+        from flexmb.compiled.spatial_group import body_start_momenta, spatial_joint_residual
 
         fe, joints, augmented, (indptr, indices) = self._spatial_plan()[:4]
         asm = self.asm
@@ -579,11 +579,13 @@ class MidPoint(Scheme):
         data = np.empty(asm.nnz) if tangent else _EMPTY
         r = np.empty(asm.n_free + y.size)
         jacobian = np.empty(augmented[0]) if tangent else _EMPTY
-        fe_scale, scale, *terms = spatial_joint_residual(*fe, joints, augmented, *step, float(lam_scale),
+        u0, v0, *rest = step
+        fe_scale, scale, *terms = spatial_joint_residual(*fe, joints, augmented, u0, v0,
+                                                         body_start_momenta(fe[9], u0, v0), *rest, float(lam_scale),
                                                          float(idle_scale), asm.characteristic_length,
                                                          np.ascontiguousarray(u1, dtype=float),
-                                                         np.ascontiguousarray(y, dtype=float), tangent, g, data, d,
-                                                         v1, a_m, r, jacobian)
+                                                         np.ascontiguousarray(y, dtype=float), tangent, tangent, g,
+                                                         data, d, v1, a_m, r, jacobian)
         matrix = sp.csc_matrix((jacobian, indices, indptr), shape=(r.size, r.size)) if tangent else None
         terms = self._joint_terms(*terms) if asm.constraints is not None else None
         return StepResidual(g, data if tangent else None, fe_scale, step[5], d, v1, a_m), terms, r, matrix, scale
@@ -596,7 +598,8 @@ class MidPoint(Scheme):
         (:func:`flexmb.compiled.spatial_group.spatial_mid_point_newton`), the same iterates to
         round-off. A start point's pivot that :meth:`~flexmb.integrators.newton.Factorization.is_singular`
         does not confirm returns None, as :meth:`solve_step` does. A model without joints (its
-        :meth:`solve_step`: lam0 empty) gets the log and the residual only."""
+        :meth:`solve_step`: lam0 empty) gets the log and the residual only. The residual's
+        jacobian_data is None where the solve's last pass converged without forming it."""
         plan = self._spatial_plan()
         asm = self.asm
         if plan is None or asm.n_free + lam0.size > newton.DENSE_LIMIT:
@@ -613,7 +616,7 @@ class MidPoint(Scheme):
         g_values, c_values, k_values = np.empty(joints[1]), np.empty(joints[1]), np.empty(joints[2])
         residual_norms, force_scales = np.empty(m + 1), np.empty(m + 1)
         increment_norms, smallest_pivots, correction = np.empty(m), np.empty(m), np.empty(x.size)
-        outcome, k, scale, *counts, fe_scale = spatial_mid_point_newton(
+        outcome, k, scale, *counts, fe_scale, formed = spatial_mid_point_newton(
             *fe, joints, augmented, *step, float(lam_scale), float(idle_scale), indptr, indices, length_scale,
             settings.residual_tol, settings.force_tol, settings.increment_tol, m, settings.increment_gate,
             settings.stagnation_tol, settings.round_off_factor, magnitudes,
@@ -628,7 +631,7 @@ class MidPoint(Scheme):
             return None
         log = newton.compiled_solve_log(outcome, k, tuple(counts), residual_norms, force_scales, increment_norms,
                                         smallest_pivots, correction, matrix, settings, length_scale)
-        res = StepResidual(g, data, fe_scale, step[5], d, v1, a_m)
+        res = StepResidual(g, data if formed else None, fe_scale, step[5], d, v1, a_m)
         if asm.constraints is None:
             return log, res
         return log, res, self._joint_terms(phi, force, g_values, c_values, k_values), x
