@@ -23,8 +23,8 @@ def hub_angle(t: float) -> float:
 
 def spun_blade() -> fm.Assembly:
     """A 3D modal body (3 modes of a 1 m cantilever) on a revolute joint about z at its frame node,
-    driven through :func:`hub_angle`, with a rigid body hung from it by a spherical joint (a second joint); no weight, so that its steps
-    run in the compiled spatial step loop."""
+    driven through :func:`hub_angle`, with a rigid body hung from it by a spherical joint (a second
+    joint); no weight, so that its steps run in the compiled spatial step loop."""
     m = fm.Model(dim=3)
     body = m.add_modal_body(cantilever_body_3d(4, 3), name="blade")
     frame = int(body.connectivity[0, 0])

@@ -252,7 +252,6 @@ def run(quick: bool = False) -> CaseReport:
 
     # ---- the 3D modal body
     m_model, tip = modal_body()
-    m_asm = fm.Assembly(m_model)
     m_params = [P.parameter(design.stiffness_scale("beam")), P.parameter(design.density_scale("beam"))]
 
     def modal_responses(traj, parameters):
