@@ -78,7 +78,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse.linalg as spla
 
 from flexmb.checks import (ModelError, deprecated_alias, deprecated_method, keywords_listed, methods_keywords_listed,
                            real_array)
@@ -321,6 +320,8 @@ def _load_geometric_stiffness(comp: Component, frame_node: int, Phi: np.ndarray,
     asm = comp.assembly
     at_frame = asm.dofs.first[frame_node] + np.arange(_node_dof_count(asm.dofs, frame_node))
     free = np.setdiff1d(np.arange(comp.n_dof), at_frame)
+    import scipy.sparse.linalg as spla     # not at the top: results import this module, dense runs stay without it
+
     K = comp.K[free][:, free].tocsc()
     solve = spla.factorized(K)
     trans = asm.dofs.translations().ravel()

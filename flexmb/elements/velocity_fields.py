@@ -7,7 +7,6 @@ second-order field w2 of the geometric stiffening).
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse.linalg as spla
 
 from flexmb.elements.modal_body_data import (
     ModalBodyArrays,
@@ -130,6 +129,8 @@ def _turned_field(tr: np.ndarray, y: np.ndarray, axis: int) -> np.ndarray:
 
 def _clamped_responses(data: ModalBodyArrays, loads: np.ndarray) -> np.ndarray:
     """Static responses K^-1 f (n_dof, n_f) of the body's FE model clamped at the frame node."""
+    import scipy.sparse.linalg as spla     # not at the top: results import this module, dense runs stay without it
+
     comp = data.component
     dofs = comp.assembly.dofs
     node = data.frame_node
