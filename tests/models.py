@@ -131,3 +131,15 @@ def sagging_beam() -> tuple[fm.Model, fm.Assembly]:
     m.fix(nodes[0], ["ux", "uy"])
     m.set_gravity([0.0, -9.81])
     return m, fm.Assembly(m)
+
+
+def spatial_double_pendulum() -> fm.Assembly:
+    """Two rigid bodies under gravity: a spherical joint to the ground, a revolute joint with a tilted
+    axis between them (a spatial motion)."""
+    m = fm.Model(dim=3)
+    a = m.add_rigid_body([0.5, 0.0, 0.0], 1.0, [0.01, 0.1, 0.1])
+    b = m.add_rigid_body([1.5, 0.0, 0.0], 2.0, [0.1, 0.2, 0.15])
+    m.add_joint("spherical", None, a, at=[0.0, 0.0, 0.0])
+    m.add_joint("revolute", a, b, at=[1.0, 0.0, 0.0], axis=[0.0, 0.3, 1.0])
+    m.set_gravity([0.0, 0.0, -9.81])
+    return fm.Assembly(m)

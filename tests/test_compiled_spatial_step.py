@@ -14,7 +14,7 @@ import flexmb as fm
 from flexmb.integrators import newton, time_stepping
 from flexmb.integrators.newton import NewtonSettings
 from flexmb.integrators.schemes import MidPoint
-from models import cantilever_body_3d
+from models import cantilever_body_3d, spatial_double_pendulum
 from test_compiled_mid_point_group import log_record
 
 
@@ -36,20 +36,8 @@ def _spin_up(data, rigid: bool = False) -> fm.Assembly:
     return fm.Assembly(m)
 
 
-def _double_pendulum() -> fm.Assembly:
-    """Two rigid bodies under gravity: a spherical joint to the ground, a revolute joint with a tilted
-    axis between them (a spatial motion)."""
-    m = fm.Model(dim=3)
-    a = m.add_rigid_body([0.5, 0.0, 0.0], 1.0, [0.01, 0.1, 0.1])
-    b = m.add_rigid_body([1.5, 0.0, 0.0], 2.0, [0.1, 0.2, 0.15])
-    m.add_joint("spherical", None, a, at=[0.0, 0.0, 0.0])
-    m.add_joint("revolute", a, b, at=[1.0, 0.0, 0.0], axis=[0.0, 0.3, 1.0])
-    m.set_gravity([0.0, 0.0, -9.81])
-    return fm.Assembly(m)
-
-
 def _model(name: str, data) -> fm.Assembly:
-    return {"spin-up": lambda: _spin_up(data), "double pendulum": _double_pendulum,
+    return {"spin-up": lambda: _spin_up(data), "double pendulum": spatial_double_pendulum,
             "modal and rigid": lambda: _spin_up(data, rigid=True)}[name]()
 
 

@@ -18,7 +18,7 @@ from flexmb.checks import UserFunctionError
 from flexmb.integrators import spatial_step_loop, step_loop, time_stepping
 from flexmb.integrators.newton import NewtonSettings
 from flexmb.validation.registry import load_module
-from models import cantilever_body_3d
+from models import cantilever_body_3d, spatial_double_pendulum
 
 CASES = Path(__file__).resolve().parents[1] / "validation"
 SERIES = ("t", "u", "v", "a", "reactions", "work", "joint_work", "multipliers", "constraint_force",
@@ -55,18 +55,6 @@ def _spin_up(data, tip: bool = False, raise_after: float | None = None) -> fm.As
     return fm.Assembly(m)
 
 
-def _double_pendulum() -> fm.Assembly:
-    """Two rigid bodies under gravity: a spherical joint to the ground, a revolute joint with a tilted
-    axis between them (a spatial motion)."""
-    m = fm.Model(dim=3)
-    a = m.add_rigid_body([0.5, 0.0, 0.0], 1.0, [0.01, 0.1, 0.1])
-    b = m.add_rigid_body([1.5, 0.0, 0.0], 2.0, [0.1, 0.2, 0.15])
-    m.add_joint("spherical", None, a, at=[0.0, 0.0, 0.0])
-    m.add_joint("revolute", a, b, at=[1.0, 0.0, 0.0], axis=[0.0, 0.3, 1.0])
-    m.set_gravity([0.0, 0.0, -9.81])
-    return fm.Assembly(m)
-
-
 def _free_top() -> tuple[fm.Assembly, np.ndarray]:
     """A rigid body without joints spinning about a tilted axis (no multipliers) and its start velocities."""
     m = fm.Model(dim=3)
@@ -81,7 +69,7 @@ def _free_top() -> tuple[fm.Assembly, np.ndarray]:
 def _model(name: str, data) -> tuple[fm.Assembly, np.ndarray | None]:
     if name == "free top":
         return _free_top()
-    return {"spin-up": lambda: _spin_up(data), "double pendulum": _double_pendulum,
+    return {"spin-up": lambda: _spin_up(data), "double pendulum": spatial_double_pendulum,
             "modal and rigid": lambda: _spin_up(data, tip=True)}[name](), None
 
 
