@@ -22,7 +22,8 @@ round; OPENBLAS_NUM_THREADS=1 is set here):
 
 Printed per model: unknowns, the times, the ratio (record + response + adjoint) / forward, the
 adjoint sweep's split (recomputing the states between kept ones, the step Jacobians with their
-factorisation, the start derivatives, the transposed products, the parameter terms, the rest),
+factorisation, the start derivatives and their transposed products -- the numpy path -- or in their
+place the compiled start products of planar beams, the parameter terms, the rest),
 the kept states' memory (bytes, ``AdjointGradient.memory_bytes``) and their count. Nothing is
 asserted. Run: ``python benchmarks/bench_sensitivity.py [--elements 16 25 64] [--repeat 5]
 [--keep-every 1] [--split]`` (about 1 minute).
@@ -78,6 +79,7 @@ def peak(signal, traj, params):
 PARTS = [(adjoint, "_solves", "recompute states"), (adjoint, "step_jacobian", "step Jacobian + LU"),
          (adjoint, "_start_matrix", "start derivatives"),
          (adjoint._ParameterTerms, "transposed", "transposed products"),
+         (adjoint._CompiledBeams, "transposed", "compiled start products"),
          (adjoint._ParameterTerms, "__call__", "parameter terms")]
 
 
@@ -173,7 +175,8 @@ def main() -> None:
         print("| elements | " + " | ".join(labels) + " |")
         print("|---:|" + "---:|" * len(labels))
         for r in results:
-            print(f"| {r['n_el']} | " + " | ".join(f"{r['split'][k] / r['solves'] * 1e6:.0f}" for k in labels) + " |")
+            per_solve = [r["split"].get(k, 0.0) / r["solves"] * 1e6 for k in labels]
+            print(f"| {r['n_el']} | " + " | ".join(f"{t:.0f}" for t in per_solve) + " |")
 
 
 if __name__ == "__main__":

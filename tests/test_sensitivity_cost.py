@@ -98,8 +98,10 @@ def test_element_parameters_sum_to_their_group_parameter(crank):
 def test_each_property_is_evaluated_once_per_solve_whatever_the_number_of_parameters(crank, monkeypatch):
     """The sweep's parameter terms evaluate the rod's EA, EI, rho_A and rho_I and the slider mass
     once per solve: 5 evaluations for all 50 parameters (the stiffness and density scales are
-    their properties' sums, not evaluations of their own)."""
+    their properties' sums, not evaluations of their own). The numpy path: the compiled one evaluates
+    none of them by their residual shares (tests/test_sensitivity_compiled.py)."""
     run, params, responses, _ = crank
+    monkeypatch.setattr("flexmb.sensitivity.adjoint._COMPILED_BEAMS", False)
     calls = []
     original = P.TransientParameter.residual_shares
 

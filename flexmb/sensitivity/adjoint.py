@@ -46,6 +46,18 @@ run spreads the element products to the parameters. So the cost does not grow wi
 section parameters; other kinds cost one residual-sized evaluation each (measured against one
 forward run by ``benchmarks/bench_sensitivity.py``).
 
+**Compiled planar beams.** On a small model that work is mostly Python and numpy calls over small
+arrays. Models without spatial rotations whose configuration-dependent masses are all cubic
+``Beam2D`` masses (:meth:`_CompiledBeams.covers`) take the solve's elementwise steps (w, the new mu
+with the director rule's turns), the transposed start products of their ``Beam2D`` groups, of the
+constant mass and of the director DOFs, and (without gravity; groups without Rayleigh damping) the
+four section properties' element products of each ``Beam2D`` group by compiled kernels
+(:mod:`flexmb.compiled.adjoint_beam2d`), one call per group and per step of the solve, without
+forming the start derivatives' blocks; point masses and planar bodies' mass and inertia (off the
+director DOFs) are one product each. Other groups' forces, damping, weight and joints keep their
+start matrices, other parameters their residual shares. The numpy path (``_COMPILED_BEAMS =
+False``) is the kernels' specification; they agree to round-off (tests/test_sensitivity_compiled.py).
+
 **Checkpointing** (two levels). The forward run (:func:`~flexmb.sensitivity.transient.record`)
 keeps every ``keep_every``-th state and the last; the reverse sweep takes the segments between kept
 states last to first, recomputes each segment's states from its first one (bit for bit, as the run
@@ -70,6 +82,7 @@ the adjoint carries the transposed maps of the step's spins and angular velociti
 """
 from __future__ import annotations
 
+import copy
 import dataclasses
 import weakref
 from dataclasses import dataclass
@@ -81,17 +94,22 @@ import scipy.sparse as sp
 from flexmb.assembly import Assembly
 from flexmb.checks import ModelError
 from flexmb.cms.design import MASS_PROPERTIES, STIFFNESS_PROPERTIES
+from flexmb.elements.beam2d import Beam2D
+from flexmb.elements.hermite_mass2d import HermiteMass2D
 from flexmb.integrators.schemes import MidPoint, State
 from flexmb.sensitivity.constraints import DriveAmplitude
 from flexmb.sensitivity.inertia import InertiaMatrix, InertiaStart
 from flexmb.sensitivity.matrices import StartMatrix
 from flexmb.sensitivity.midpoint import StepDerivative, _solves, check_model, check_parameters
-from flexmb.sensitivity.parameters import _SHEAR, SECTION_GROUPS, TransientParameter
+from flexmb.sensitivity.parameters import _SHEAR, SECTION_GROUPS, TransientParameter, _director_unit
 from flexmb.sensitivity.responses import ResponseValue, Trajectory
 from flexmb.sensitivity.transient import RecordedRun, step_jacobian
 
 #: the state fields a response of a run can depend on
 _FIELDS = ("u", "v", "stretch", "multipliers")
+#: take the compiled kernels of planar Beam2D groups where they apply (:class:`_CompiledBeams`); False
+#: takes the numpy path everywhere (their specification: the tests compare the two)
+_COMPILED_BEAMS = True
 
 
 @dataclass
@@ -163,11 +181,29 @@ class _ParameterTerms:
                     shared[key] = len(self.parts)
                     self.parts.append((whole, []))
                 self.parts[shared[key]][1].append((j, p.elements))
+        #: the section properties of planar Beam2D groups, evaluated by one compiled call per group
+        #: (:meth:`_beam_products`): (kernel arguments, the properties' masses, weights (n_el 4, n_p))
+        self.beams: list[tuple[tuple, np.ndarray, np.ndarray]] = []
+        compiled = self._compiled_parts(asm, shared)
+        self._at_director = np.zeros(asm.n_dof, dtype=bool)
+        self._at_director[asm.director_dofs] = True
+        #: nodal masses (point masses, 2D bodies' mass and inertia) off the director DOFs, without
+        #: gravity and spatial rotations: (column, DOFs (ne,), mass (ne, ne)); their share is M a_m
+        self.nodal: list[tuple[int, np.ndarray, np.ndarray]] = []
+        if _COMPILED_BEAMS and not asm.rotation_dofs.size and not np.any(asm.model.gravity):
+            for i, (p, columns) in enumerate(self.parts):
+                pieces = p._part(asm) if p.kind in ("point mass", "body mass", "body inertia") else []
+                if len(pieces) == 1 and len(columns) == 1 and pieces[0].group is None \
+                        and not self._at_director[pieces[0].ed].any():
+                    self.nodal.append((columns[0][0], pieces[0].ed[0], pieces[0].mass[0]))
+                    compiled.add(i)
+        #: the parts evaluated by their residual shares (the others are the compiled and nodal ones)
+        self.general = [i for i in range(len(self.parts)) if i not in compiled]
         # the parts' pieces grouped by their elements' DOFs (n_el, ne): per group one gather of psi and
         # one product with the weights (k n_el, n_p) of its k pieces
         groups: list[tuple[np.ndarray, list[tuple[int, int]]]] = []
-        for i, (p, _) in enumerate(self.parts):
-            for k, piece in enumerate(p._part(asm)):
+        for i in self.general:
+            for k, piece in enumerate(self.parts[i][0]._part(asm)):
                 same = (g for g in groups if g[0].shape == piece.ed.shape and np.array_equal(g[0], piece.ed))
                 found = next(same, None)
                 if found is None:
@@ -177,6 +213,38 @@ class _ParameterTerms:
         # the weights' rows element-major, (n_el k, n_p), as the products (n_el, k, n_r) are laid out
         self.blocks = [(ed, pieces, np.stack([self._weights(i, ed.shape[0]) for i, _ in pieces], axis=1)
                         .reshape(-1, self.n_p)) for ed, pieces in groups]
+
+    def _compiled_parts(self, asm: Assembly, shared: dict[tuple[str, str], int]) -> set[int]:
+        """Fill :attr:`beams` with the section-property parts of the planar Beam2D groups that the
+        compiled kernel evaluates (models without spatial rotations and gravity, groups without
+        Rayleigh damping: the kernel forms neither weight nor damping shares); returns those parts."""
+        compiled: set[int] = set()
+        if not _COMPILED_BEAMS or asm.rotation_dofs.size or np.any(asm.model.gravity):
+            return compiled
+        cubic = dict(asm.configuration_masses)
+        for index, group in enumerate(asm.groups):
+            if type(group) is not Beam2D or group.rayleigh is not None:
+                continue
+            properties = beam_kernels().PROPERTIES
+            found = [(k, shared[(group.name, prop)]) for k, prop in enumerate(properties)
+                     if (group.name, prop) in shared]
+            if not found:
+                continue
+            n_el = group.n_elements
+            W = np.zeros((n_el, len(properties), self.n_p))
+            for k, i in found:
+                W[:, k] = self._weights(i, n_el)
+                compiled.add(i)
+            # the constant masses of rho_A alone and of rho_I alone (the other property zero)
+            X = asm.model.coordinates[group.connectivity]
+            masses = []
+            for zero in ("rho_I", "rho_A"):
+                alone = copy.copy(group)
+                setattr(alone, zero, np.zeros_like(getattr(group, zero)))
+                masses.append(alone.mass_matrix(X))
+            self.beams.append((_beam_arguments(asm, index, cubic.get(index)), np.stack(masses),
+                               W.reshape(-1, self.n_p)))
+        return compiled
 
     def transposed(self, inertia: InertiaStart, D: InertiaMatrix, y: np.ndarray
                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -244,11 +312,40 @@ class _ParameterTerms:
             out[:, j] = phi_p @ psi_phi
             if g_p is not None:
                 out[:, j] += g_p @ psi
-        shares = [p.residual_shares(stepper, start, dt, u1, kinematics) for p, _ in self.parts]
+        shares = {i: self.parts[i][0].residual_shares(stepper, start, dt, u1, kinematics) for i in self.general}
         for ed, pieces, W in self.blocks:
             S = np.stack([shares[i][k][1] for i, k in pieces], axis=1)             # (n_el, k, ne)
             # each element's psi . share, (n_el k, n_r), summed over each parameter's elements
             out += np.matmul(S, psi[ed]).reshape(-1, psi.shape[1]).T @ W
+        if self.beams:
+            out += self._beam_products(stepper, start, dt, u1, psi, kinematics)
+        if self.nodal:
+            if "motion" not in kinematics:
+                kinematics["motion"] = stepper._motion(start, dt, u1)
+            a_m = kinematics["motion"][1]
+            for j, dofs, M in self.nodal:
+                out[:, j] += (M @ a_m[dofs]) @ psi[dofs]
+        return out
+
+    def _beam_products(self, stepper: MidPoint, start: State, dt: float, u1: np.ndarray, psi: np.ndarray,
+                       kinematics: dict) -> np.ndarray:
+        """psi . dg/dp (n_r, n_p) of the compiled Beam2D groups' section properties: per group one
+        kernel call gives each element's psi . share of EA, EI, rho_A and rho_I, (n_el, 4, n_r), which
+        the group's weights spread to the parameters."""
+        asm = stepper.asm
+        if "motion" not in kinematics:
+            kinematics["motion"] = stepper._motion(start, dt, u1)
+        a_m = kinematics["motion"][1]
+        n, n_r = psi.shape
+        unit = _director_unit(asm, start, dt, kinematics) if asm.director_dofs.size else np.zeros(n)
+        stretch = np.zeros(n) if start.stretch is None else start.stretch
+        psi = np.ascontiguousarray(psi)
+        out = np.zeros((n_r, self.n_p))
+        for arguments, masses, W in self.beams:
+            products = np.empty((arguments[0].shape[0], len(beam_kernels().PROPERTIES), n_r))
+            beam_kernels().beam2d_parameter_products(*arguments, masses, start.u, u1, start.v, stretch, a_m, unit,
+                                                     self._at_director, dt, psi, products)
+            out += products.reshape(-1, n_r).T @ W
         return out
 
     def _weights(self, part: int, n_el: int) -> np.ndarray:
@@ -257,6 +354,100 @@ class _ParameterTerms:
         for j, elements in self.parts[part][1]:
             W[slice(None) if elements is None else list(elements), j] += 1.0
         return W
+
+
+_KERNELS: list = []
+
+
+def beam_kernels():
+    """The compiled module :mod:`flexmb.compiled.adjoint_beam2d` (imported on first use: numba)."""
+    if not _KERNELS:
+        from flexmb.compiled import adjoint_beam2d
+
+        _KERNELS.append(adjoint_beam2d)
+    return _KERNELS[0]
+
+
+def _beam_arguments(asm: Assembly, index: int, cubic: HermiteMass2D | None) -> tuple:
+    """The kernels' arguments of Beam2D group ``index``: X (n_el, 2, 2), EA, EI, second_order, its
+    element DOFs (n_el, 6), and whether it has a cubic mass with that mass's alpha0, l0, mass (n_el,)
+    (empty arrays without)."""
+    group = asm.groups[index]
+    X = np.ascontiguousarray(asm.model.coordinates[group.connectivity], dtype=float)
+    constants = (cubic.alpha0, cubic.l0, cubic.mass) if cubic is not None else (np.zeros(0),) * 3
+    return (X, np.asarray(group.EA, dtype=float), np.asarray(group.EI, dtype=float), bool(group.second_order),
+            np.ascontiguousarray(asm.dofs.element_dofs(group), dtype=np.int64), cubic is not None,
+            *(np.ascontiguousarray(c, dtype=float) for c in constants))
+
+
+class _CompiledBeams:
+    """The transposed start products of a reverse solve, ``(D^T psi, (dg/dv_n)^T psi, (dg/ds_n)^T
+    psi)``, with the planar Beam2D groups' terms (forces, cubic masses), the constant mass and the
+    director DOFs' rotary inertia by compiled kernels (:mod:`flexmb.compiled.adjoint_beam2d`), one
+    call per group and one for the model, without forming the start derivatives' blocks; the other
+    terms (other groups' forces, damping, weight, joints) by their :class:`StartMatrix`. For models
+    without spatial rotations whose configuration-dependent masses are all Beam2D cubic masses
+    (:meth:`covers`); the others take :func:`_start_matrix` and :meth:`_ParameterTerms.transposed`."""
+
+    def __init__(self, asm: Assembly) -> None:
+        self.asm = asm
+        cubic = dict(asm.configuration_masses)
+        self.groups = [_beam_arguments(asm, i, cubic.get(i)) for i, g in enumerate(asm.groups) if type(g) is Beam2D]
+        #: the groups whose force terms the kernels form
+        self.skip = {i for i, g in enumerate(asm.groups) if type(g) is Beam2D}
+        # the constant mass on the rows off the director DOFs (as InertiaDerivatives keeps it), CSR
+        keep = np.ones(asm.n_dof)
+        keep[asm.director_dofs] = 0.0
+        S = (sp.diags(keep) @ asm.mass).tocsr()
+        S.sort_indices()
+        self.mass = (S.indptr.astype(np.int64), S.indices.astype(np.int64), np.asarray(S.data, dtype=float))
+        self.director_dofs = np.ascontiguousarray(asm.director_dofs, dtype=np.int64)
+        #: the other terms: damping, weight (:meth:`transposed`)
+        self.damped, self.gravity = bool(asm.damped_groups), bool(np.any(asm.model.gravity))
+        #: stand-ins for a state without stretch rates and a step without director DOFs
+        self.zeros, self.no_director = np.zeros(asm.n_dof), np.zeros((5, 0))
+
+    @staticmethod
+    def covers(asm: Assembly) -> bool:
+        """Whether this path applies: no spatial rotations, Beam2D groups, and every configuration-dependent
+        mass a Beam2D group's cubic mass (not a modal body)."""
+        if not _COMPILED_BEAMS or asm.rotation_dofs.size or not any(type(g) is Beam2D for g in asm.groups):
+            return False
+        return all(type(asm.groups[i]) is Beam2D and type(k) is HermiteMass2D for i, k in asm.configuration_masses)
+
+    def transposed(self, derivative: StepDerivative, start: State, dt: float, end: State, motion: tuple,
+                   psi: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(D^T psi, (dg/dv_n)^T psi, (dg/ds_n)^T psi), each (n_dof, n_r), for psi (n_dof, n_r) on the
+        residual's rows, at the solve of dt (s) from ``start`` to ``end`` with its kinematics ``motion``
+        (:meth:`MidPoint._motion`: the end rates and the director step)."""
+        asm, kernels = self.asm, beam_kernels()
+        n, n_r = psi.shape
+        psi = np.ascontiguousarray(psi)
+        back_u, back_v, back_s = np.zeros((n, n_r)), np.zeros((n, n_r)), np.zeros((n, n_r))
+        u0, u1, v0 = start.u, end.u, start.v
+        stretch0 = self.zeros if start.stretch is None else start.stretch
+        director = motion[4]
+        stretch1, domega1 = np.zeros(n), np.zeros(n)
+        if director is None:
+            director = self.no_director
+        else:
+            stretch1[self.director_dofs], domega1[self.director_dofs] = director[1], director[2]
+        for arguments in self.groups:
+            kernels.beam2d_start_transposed(*arguments, u0, u1, v0, stretch0, motion[0], stretch1, domega1, dt, psi,
+                                            back_u, back_v, back_s)
+        kernels.model_start_transposed(*self.mass, self.director_dofs, asm.director_inertia, director, u0, u1, dt,
+                                       psi, back_u, back_v, back_s)
+        forces = derivative.forces
+        rest = forces.forces(u0, u1, self.skip)
+        if self.damped:
+            rest = rest + forces.damping(u0, u1, dt)
+        if self.gravity:
+            rest = rest + forces.external(u0, u1)
+        if derivative.joints is not None:
+            rest = rest + derivative.joints.force(u0, u1, end.lam, start.t, start.t + dt)
+        if rest.blocks:
+            back_u += rest.rmatvec(psi)
+        return back_u, back_v, back_s
 
 
 def _property_parts(asm: Assembly, p: TransientParameter) -> list[tuple[str | None, str | None]]:
@@ -317,6 +508,7 @@ def adjoint_gradient(run: RecordedRun, parameters: Sequence[TransientParameter |
     n, n_r, N = asm.n_dof, len(responses), len(run.steps)
     derivative = StepDerivative(asm, parameters)
     terms = _ParameterTerms(asm, parameters)
+    beams = _CompiledBeams(asm) if _CompiledBeams.covers(asm) else None
     seeds = _seeds(responses, N + 1)
     n_c = asm.constraints.n if asm.constraints is not None else 0
     mu = {name: np.zeros((n_c if name == "multipliers" else n, n_r)) for name in _FIELDS}
@@ -345,7 +537,7 @@ def adjoint_gradient(run: RecordedRun, parameters: Sequence[TransientParameter |
             memory = sum(_nbytes(s) for s in run.states.values()) + sum(_nbytes(p[2]) for ps in segment for p in ps)
         for k in range(last - 1, first - 1, -1):
             for start, dt, end in reversed(segment[k - first]):
-                grad -= _solve_adjoint(derivative, terms, stepper, start, dt, end, mu)
+                grad -= _solve_adjoint(derivative, terms, beams, stepper, start, dt, end, mu)
                 solves += 1
             seed(k)
     explicit = [np.asarray(r.parameter_gradient, dtype=float) for r in responses]
@@ -365,11 +557,15 @@ def _nbytes(s: State) -> int:
     return sum(a.nbytes for a in arrays if a is not None)
 
 
-def _solve_adjoint(derivative: StepDerivative, terms: _ParameterTerms, stepper: MidPoint, start: State, dt: float,
-                   end: State, mu: dict[str, np.ndarray]) -> np.ndarray:
+def _solve_adjoint(derivative: StepDerivative, terms: _ParameterTerms, beams: _CompiledBeams | None,
+                   stepper: MidPoint, start: State, dt: float, end: State, mu: dict[str, np.ndarray]) -> np.ndarray:
     """One Newton solve's adjoint (module docstring): mu (n_dof, n_r) per field (the multipliers'
     (n_c, n_r)), at the solve's end on entry, replaced by mu at its start; returns psi . dg/dp
-    (n_r, n_p)."""
+    (n_r, n_p). ``beams``: the compiled transposed products where they apply, else None."""
+    # the step's kinematics, once for the director rule here, the start derivatives and the parameter terms
+    kinematics = {"motion": stepper._motion(start, dt, end.u)}
+    if beams is not None:
+        return _solve_adjoint_compiled(derivative, terms, beams, stepper, start, dt, end, mu, kinematics)
     asm = derivative.asm
     free, dd = asm.dofs.free, asm.director_dofs
     mu_lam = mu["multipliers"]
@@ -382,8 +578,6 @@ def _solve_adjoint(derivative: StepDerivative, terms: _ParameterTerms, stepper: 
         # spatial rotations: mu on the solve's Cayley changes and on the start's spins and rates
         rd = asm.rotation_dofs
         w[rd], on_start, on_rates = rotations.transpose(rotations.maps(u0, u1, start.v, dt), mu_u[rd], mu_v[rd])
-    # the step's kinematics, once for the director rule here, the start derivatives and the parameter terms
-    kinematics = {"motion": stepper._motion(start, dt, u1)}
     if dd.size:
         dth, w0, s0 = u1[dd] - u0[dd], start.v[dd], start.stretch[dd]
         c, s = np.cos(dth)[:, None], np.sin(dth)[:, None]
@@ -408,6 +602,30 @@ def _solve_adjoint(derivative: StepDerivative, terms: _ParameterTerms, stepper: 
         new_s[dd] = s * mv - c * ms - back_s[dd]
     # the solve's multipliers are its output alone: their seeds are spent
     mu["u"], mu["v"], mu["stretch"], mu["multipliers"] = new_u, new_v, new_s, np.zeros_like(mu_lam)
+    return terms(derivative, stepper, start, dt, end, psi, psi_phi, kinematics)
+
+
+def _solve_adjoint_compiled(derivative: StepDerivative, terms: _ParameterTerms, beams: _CompiledBeams,
+                            stepper: MidPoint, start: State, dt: float, end: State, mu: dict[str, np.ndarray],
+                            kinematics: dict) -> np.ndarray:
+    """:func:`_solve_adjoint` of a model :class:`_CompiledBeams` covers (no spatial rotations): the
+    same steps, its elementwise ones and the transposed start products by compiled kernels."""
+    kernels, free = beam_kernels(), derivative.asm.dofs.free
+    mu_u, mu_v, mu_s, mu_lam = mu["u"], mu["v"], mu["stretch"], mu["multipliers"]
+    motion = kinematics["motion"]
+    stretch0 = beams.zeros if start.stretch is None else start.stretch
+    director = beams.no_director if motion[4] is None else motion[4]
+    w = np.empty(mu_u.shape)
+    kernels.end_weights(mu_u, mu_v, mu_s, beams.director_dofs, director, start.u, end.u, start.v, stretch0, dt, w)
+    psi = np.zeros(mu_u.shape)
+    psi_phi = np.zeros(mu_lam.shape)
+    if free.size or mu_lam.shape[0]:
+        y = step_jacobian(stepper, start, dt, end).solve(np.concatenate([w[free], mu_lam]), transpose=True)
+        psi[free], psi_phi = y[:free.size], y[free.size:]
+    back_u, back_v, back_s = beams.transposed(derivative, start, dt, end, motion, psi)
+    kernels.start_adjoint(mu_u, mu_v, mu_s, w, beams.director_dofs, start.u, end.u, back_u, back_v, back_s)
+    # the solve's multipliers are its output alone: their seeds are spent
+    mu["u"], mu["v"], mu["stretch"], mu["multipliers"] = back_u, back_v, back_s, np.zeros(mu_lam.shape)
     return terms(derivative, stepper, start, dt, end, psi, psi_phi, kinematics)
 
 

@@ -20,9 +20,10 @@ and s_n at fixed u_{n+1}:
   ``dF_D/ds_n = 2 J / dt (1 - cos dtheta) / dtheta``.
 * **Cubic masses** (:class:`~flexmb.elements.hermite_mass2d.HermiteMass2D`): the director form's
   inertia ``F = Bbar^T (P_{n+1} - P_n) / dt`` is affine in the start rates at fixed ends (the
-  directors follow the mid-point rule, ``Qdot_{n+1} = 2 (Q_{n+1} - Q_n) / dt - Qdot_n``), so
-  ``dF/dv_n[:, j] = F(v_n = e_j) - F(v_n = 0)`` (and alike for s_n): one batched kernel call of 9
-  copies of the group. The step is time-reversible, ``F(u_n, u_{n+1}, v_n, s_n; dt) =
+  directors follow the mid-point rule, ``Qdot_{n+1} = 2 (Q_{n+1} - Q_n) / dt - Qdot_n``), and each
+  start rate moves ``Qdot_{n+1} - Qdot_n`` by -2 times its own velocity at t_n, so ``dF/dv_n`` and
+  ``dF/ds_n`` are closed forms (:meth:`InertiaDerivatives._rate_coefficients`). The step is
+  time-reversible, ``F(u_n, u_{n+1}, v_n, s_n; dt) =
   F(u_{n+1}, u_n, v_{n+1}, s_{n+1}; -dt)`` with the end rates of the director rule, hence
   ``dF/du_n = J_rev + A_v dv_{n+1}/du_n + A_s ds_{n+1}/du_n``: J_rev the kernel's tangent of the
   reversed step, A_v, A_s its rate coefficients (from the forward step's by the same reversal: the end
@@ -72,13 +73,14 @@ from flexmb.assembly import Assembly
 from flexmb.checks import ModelError
 from flexmb.elements.floating_frame import _STEP, FloatingFrameMass
 from flexmb.elements.floating_frame3d import FloatingFrameMass3D
-from flexmb.elements.hermite_mass2d import HermiteMass2D, director_step
+from flexmb.elements.hermite_mass2d import HERMITE, HermiteMass2D, director_step
 from flexmb.rotations import cayley, cayley_between, exp_map, sinc, skew
 from flexmb.sensitivity.matrices import StartMatrix, cayley_spin_inverse, same_maps
 
 #: the configuration-dependent mass kernels covered
 INERTIA_KINDS = (HermiteMass2D, FloatingFrameMass, FloatingFrameMass3D)
-_NO_TANGENT = np.empty((0, 6, 6))                  # the cubic-mass kernel's tangent output, not asked for
+#: the Hermite slot [x_1, d_1, x_2, d_2] each rate column moves (v of the 6 DOFs, then s of the 2 nodes)
+_RATE_SLOTS = np.array([0, 0, 1, 2, 2, 3, 1, 3])
 _SERIES = 2e-4                                     # rad: below, sinc of dtheta or dtheta/2 takes its series
 
 
@@ -183,8 +185,6 @@ class InertiaDerivatives:
         self._director_column = asm.director_dofs[:, None]
         #: the cubic-mass groups: (group index, kernels)
         self._cubic = [(i, k) for i, k in asm.configuration_masses if type(k) is HermiteMass2D]
-        #: per cubic-mass group: the constants of its 9 copies in the rate columns' kernel call
-        self._unit_rates: dict[int, tuple] = {}
         #: per cubic-mass group: the rows of its elements' angle DOFs among the director DOFs (n_el, 2)
         self._angle_rows: dict[int, np.ndarray] = {}
 
@@ -261,27 +261,34 @@ class InertiaDerivatives:
             return np.zeros(self.asm.n_dof)
         return stretch0
 
-    def _rate_coefficients(self, i: int, k: HermiteMass2D, u0: np.ndarray, u1: np.ndarray, dt: float
+    @staticmethod
+    def _rate_coefficients(k: HermiteMass2D, u0: np.ndarray, u1: np.ndarray, dt: float
                            ) -> tuple[np.ndarray, np.ndarray]:
-        """dF/dv0 (n_el, 6, 6) and dF/ds0 (n_el, 6, 2) of cubic-mass group i's step at fixed ends: F is
-        affine in (v0, s0), so the columns are F(unit rate) - F(0), 9 copies of the group in one call
-        (their ends written into arrays kept for the run, the copies' constants formed once)."""
-        from flexmb.compiled import hermite_mass2d as compiled
-
-        n_el = len(u0)
-        if i not in self._unit_rates:
-            # the copies' constants: rates 0, then the unit v0 (6) and s0 (2) per copy
-            rates = np.zeros((9, n_el, 8))
-            rates[1:] = np.eye(8)[:, None, :]
-            self._unit_rates[i] = (np.tile(k.alpha0, 9), np.tile(k.l0, 9), np.tile(k.mass, 9),
-                                   np.ascontiguousarray(rates[..., :6].reshape(9 * n_el, 6)),
-                                   np.ascontiguousarray(rates[..., 6:].reshape(9 * n_el, 2)),
-                                   np.empty((9, n_el, 6)), np.empty((9, n_el, 6)), np.empty((9, n_el, 6)))
-        alpha0, l0, mass, v, s, a0, a1, F = self._unit_rates[i]
-        a0[:], a1[:] = u0, u1                                               # the 9 copies' ends
-        compiled.mid_point_inertia(alpha0, l0, mass, a0.reshape(-1, 6), a1.reshape(-1, 6), v, s, dt,
-                                   F.reshape(-1, 6), _NO_TANGENT, False)
-        columns = np.transpose(F[1:] - F[0], (1, 2, 0))                     # (n_el, 6, 8)
+        """dF/dv0 (n_el, 6, 6) and dF/ds0 (n_el, 6, 2) of a cubic-mass group's step at fixed ends u0, u1
+        (n_el, 6), in closed form: F = Bbar^T m H (Qdot_{n+1} - Qdot_n) / dt is affine in (v0, s0), and
+        each start rate moves Qdot_{n+1} - Qdot_n by -2 times its own velocity at t_n -- a translation
+        rate by its unit vector, omega_n by l0 n(phi_n), s_n by l0 e(phi_n) -- since the director rule
+        gives d(omega_{n+1} n_{n+1} + s_{n+1} e_{n+1}) = -(d omega_n n_n + d s_n e_n) (its rates turn the
+        start's through dtheta: d omega_{n+1} = -cos dtheta d omega_n + sin dtheta d s_n, d s_{n+1} =
+        -sin dtheta d omega_n - cos dtheta d s_n); Bbar's director rows are b = l0 sinc(dtheta/2)
+        n(phi_m). (Differences F(unit rate) - F(0) give the same to round-off of F's size, which on a
+        large increment is several digits of the columns'.)"""
+        phi0 = k.alpha0[:, None] + u0[:, 2::3]                                # (n_el, 2) rad
+        half = 0.5 * (u1[:, 2::3] - u0[:, 2::3])
+        l0 = k.l0[:, None]
+        e0, n0 = np.stack([np.cos(phi0), np.sin(phi0)], axis=-1), np.stack([-np.sin(phi0), np.cos(phi0)], axis=-1)
+        b = (l0 * sinc(half))[..., None] * np.stack([-np.sin(phi0 + half), np.cos(phi0 + half)], axis=-1)
+        # the start velocity each rate column moves, (n_el, 8, 2): v of the 6 DOFs, then s of the 2 nodes
+        delta = np.zeros((len(u0), 8, 2))
+        delta[:, [0, 3], 0] = delta[:, [1, 4], 1] = 1.0
+        delta[:, [2, 5]] = l0[..., None] * n0
+        delta[:, [6, 7]] = l0[..., None] * e0
+        dP = (-2.0 * k.mass / dt)[:, None, None, None] * HERMITE[:, _RATE_SLOTS][None, :, :, None] * delta[:, None]
+        columns = np.empty((len(u0), 6, 8))                                  # dP (n_el, 4 slots, 8, 2)
+        columns[:, [0, 1]] = dP[:, 0].transpose(0, 2, 1)
+        columns[:, [3, 4]] = dP[:, 2].transpose(0, 2, 1)
+        columns[:, 2] = np.einsum("ejc,ec->ej", dP[:, 1], b[:, 0])
+        columns[:, 5] = np.einsum("ejc,ec->ej", dP[:, 3], b[:, 1])
         return columns[:, :, :6], columns[:, :, 6:]
 
     def _cubic_terms(self, u0: np.ndarray, u1: np.ndarray, v0: np.ndarray, stretch0: np.ndarray, dt: float,
@@ -310,7 +317,7 @@ class InertiaDerivatives:
                 rows[dd] = np.arange(dd.size)
                 self._angle_rows[i] = rows[nodes]
             at = self._angle_rows[i]
-            Av, As = self._rate_coefficients(i, k, a0, a1, dt)
+            Av, As = self._rate_coefficients(k, a0, a1, dt)
             # the reversed step (u1 -> u0 over -dt from the end rates): its tangent, and its rate columns
             # [Rv, Rs] from the forward ones by the reversal, [Av, As] = [Rv, Rs] d(end rates)/d(start rates):
             # Rv = -Av at translations, and at the angles the inverse of the 2 x 2 map,

@@ -46,7 +46,7 @@ global DOFs, applied to vectors by gather - einsum - scatter (no sparse matrix i
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Collection
 
 import numpy as np
 import scipy.sparse as sp
@@ -199,12 +199,15 @@ class StartDerivatives:
                              "derivative w.r.t. the step's start is available for "
                              + ", ".join(t.__name__ for t in SYMMETRIC_FORCES) + " groups in this version")
 
-    def forces(self, u0: np.ndarray, u1: np.ndarray) -> StartMatrix:
+    def forces(self, u0: np.ndarray, u1: np.ndarray, skip: Collection[int] = ()) -> StartMatrix:
         """d q_m / d u_n of the elements' mid-point forces (the force part of
         :meth:`Assembly.mid_point_forces_and_inertia`; every group, the fused planar beams included):
-        each group's tangent kernel with the ends swapped."""
+        each group's tangent kernel with the ends swapped. ``skip``: indices of groups left out (their
+        terms formed elsewhere: the adjoint's compiled planar beams)."""
         out = self._empty(u0, u1)
         for i, g in enumerate(self.asm.groups):
+            if i in skip:
+                continue
             self._check(i)
             ed = self._edofs[i]
             out.blocks.append((ed, g.mid_point_force_and_tangent(self._X[i], u1[ed], u0[ed])[1]))

@@ -62,7 +62,7 @@ own factorisation, so both are covered by the same code.
 
 Cost per step: one residual with its tangent and one factorisation (A at the solution), one swapped
 tangent call per element group (g_u of the forces), the inertia's start derivatives (cubic masses:
-one batched call of 9 copies of the group and one reversed tangent), one residual-sized evaluation
+closed-form rate columns and one reversed tangent), one residual-sized evaluation
 per parameter (g_p) and a solve with n_p right-hand sides; with joints, one evaluation of the
 joints' terms for the reversed step (J_u) and of each drive amplitude's rows. Steps of one Newton
 solve whose end state the run kept are not recomputed; the others are replayed from the state

@@ -545,22 +545,14 @@ def _inertia_share(asm: Assembly, piece: _Piece, scheme, s, dt: float, u1: np.nd
     the step's (:meth:`TransientParameter.residual_shares`)."""
     if "motion" not in kinematics:              # the scheme's own kinematics of the step: a_m, d, body rates
         kinematics["motion"] = scheme._motion(s, dt, u1)
-    _, a_m, d, rates, director = kinematics["motion"]
+    _, a_m, d, rates, _ = kinematics["motion"]
     ed = piece.ed
     if piece.constants is None:
         piece.constants = _inertia_constants(asm, piece)
     at_director, director_mass, at_rotation, weight, cubic = piece.constants
     share = np.matmul(piece.mass, a_m[ed][:, :, None])[:, :, 0]                    # (n_el, ne)
-    dd = asm.director_dofs
     if at_director is not None:
-        if "director unit" not in kinematics:     # the director form per unit J (n_dof,), zero off D
-            unit = kinematics["director unit"] = np.zeros(asm.n_dof)
-            J = asm.director_inertia
-            if director is not None and np.all(J != 0.0):      # linear in J: the step's own divided by J
-                unit[dd] = director[3] / J
-            else:
-                unit[dd] = director_step(d[dd], s.v[dd], s.stretch[dd], np.ones(dd.size), dt)[3]
-        share[at_director] = director_mass * kinematics["director unit"][ed[at_director]]
+        share[at_director] = director_mass * _director_unit(asm, s, dt, kinematics)[ed[at_director]]
     rd = asm.rotation_dofs
     if rd.size:
         share[at_rotation] = 0.0
@@ -582,6 +574,22 @@ def _inertia_share(asm: Assembly, piece: _Piece, scheme, s, dt: float, u1: np.nd
         if weight is not None:                                                     # gravity
             share -= piece.cubic.mid_point_gravity(s.u[ed], u1[ed], asm.model.gravity)[0]
     return share
+
+
+def _director_unit(asm: Assembly, s: State, dt: float, kinematics: dict) -> np.ndarray:
+    """The director form of the rotary inertia per unit J (n_dof,), zero off the director DOFs
+    (rad/s^2), of the step of dt (s) from s with the step's ``kinematics`` (a dict holding the
+    scheme's ``motion``; the result is kept there): the rotary share of an inertia J is J times it."""
+    if "director unit" not in kinematics:
+        _, _, d, _, director = kinematics["motion"]
+        dd = asm.director_dofs
+        unit = kinematics["director unit"] = np.zeros(asm.n_dof)
+        J = asm.director_inertia
+        if director is not None and np.all(J != 0.0):      # linear in J: the step's own divided by J
+            unit[dd] = director[3] / J
+        else:
+            unit[dd] = director_step(d[dd], s.v[dd], s.stretch[dd], np.ones(dd.size), dt)[3]
+    return kinematics["director unit"]
 
 
 # ---------------------------------------------------------------- factories
