@@ -143,3 +143,17 @@ def spatial_double_pendulum() -> fm.Assembly:
     m.add_joint("revolute", a, b, at=[1.0, 0.0, 0.0], axis=[0.0, 0.3, 1.0])
     m.set_gravity([0.0, 0.0, -9.81])
     return fm.Assembly(m)
+
+
+def modal_blade_on_hub(data, angle, tip_at=None) -> fm.Assembly:
+    """The modal body ``data`` ("blade") on a revolute joint about z whose angle (rad) is ``angle(t)``
+    (t in s); with ``tip_at`` (m) also a rigid body there ("tip", 0.1 kg) hung by a spherical joint on
+    the point (1, 0, 0) m of the body's frame (a second joint)."""
+    m = fm.Model(dim=3)
+    body = m.add_modal_body(data, name="blade")
+    frame = int(body.connectivity[0, 0])
+    m.add_joint("revolute", None, frame, axis=(0.0, 0.0, 1.0), drive=angle, name="hub")
+    if tip_at is not None:
+        tip = m.add_rigid_body(tip_at, 0.1, [2e-4, 2e-4, 3e-4], name="tip")
+        m.add_joint("spherical", frame, tip, at=[1.0, 0.0, 0.0], name="tip joint")
+    return fm.Assembly(m)

@@ -14,7 +14,7 @@ import flexmb as fm
 from flexmb.integrators import newton, time_stepping
 from flexmb.integrators.newton import NewtonSettings
 from flexmb.integrators.schemes import MidPoint
-from models import cantilever_body_3d, spatial_double_pendulum
+from models import cantilever_body_3d, modal_blade_on_hub, spatial_double_pendulum
 from test_compiled_mid_point_group import log_record
 
 
@@ -24,16 +24,8 @@ def data():
 
 
 def _spin_up(data, rigid: bool = False) -> fm.Assembly:
-    """The cantilever body on a revolute joint about z driven by a spin-up angle; with ``rigid``
-    also a rigid body hung by a spherical joint on a point of the body frame (a second joint)."""
-    m = fm.Model(dim=3)
-    body = m.add_modal_body(data, name="blade")
-    frame = int(body.connectivity[0, 0])
-    m.add_joint("revolute", None, frame, axis=(0.0, 0.0, 1.0), drive=lambda t: 3.0 * t**2, name="hub")
-    if rigid:
-        tip = m.add_rigid_body([1.2, 0.0, 0.0], 0.1, [2e-4, 2e-4, 3e-4], name="tip")
-        m.add_joint("spherical", frame, tip, at=[1.0, 0.0, 0.0], name="tip joint")
-    return fm.Assembly(m)
+    """The cantilever body driven by a spin-up angle; with ``rigid`` also a rigid tip body (a second joint)."""
+    return modal_blade_on_hub(data, lambda t: 3.0 * t**2, tip_at=[1.2, 0.0, 0.0] if rigid else None)
 
 
 def _model(name: str, data) -> fm.Assembly:

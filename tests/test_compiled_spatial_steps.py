@@ -18,7 +18,7 @@ from flexmb.checks import UserFunctionError
 from flexmb.integrators import spatial_step_loop, step_loop, time_stepping
 from flexmb.integrators.newton import NewtonSettings
 from flexmb.validation.registry import load_module
-from models import cantilever_body_3d, spatial_double_pendulum
+from models import cantilever_body_3d, modal_blade_on_hub, spatial_double_pendulum
 
 CASES = Path(__file__).resolve().parents[1] / "validation"
 SERIES = ("t", "u", "v", "a", "reactions", "work", "joint_work", "multipliers", "constraint_force",
@@ -32,12 +32,10 @@ def data():
 
 
 def _spin_up(data, tip: bool = False, raise_after: float | None = None) -> fm.Assembly:
-    """The modal body on the hub drive of ``validation/spin_up_modal_spatial.py`` (a revolute joint about z
-    driven by the spin-up angle of ``spin-up-simo``, here sped up 10 times; raising a ValueError after
-    ``raise_after`` s); with ``tip`` also a rigid body hung by a spherical joint on a point of the body's
-    frame (a second joint). No weight: the modal body's would depend on its configuration (not a model of
-    the one-call step)."""
-    case = load_module(CASES / "spin_up_modal_spatial.py")
+    """The modal body on a hub driven by the spin-up angle of ``spin-up-simo`` (the drive of
+    ``validation/spin_up_modal_spatial.py``), here sped up 10 times, raising a ValueError after ``raise_after``
+    s; with ``tip`` also a rigid tip body (a second joint). No weight: the modal body's would depend on its
+    configuration (not a model of the one-call step)."""
     beam = load_module(CASES / "spin_up_simo.py").PARAMETERS
 
     def angle(t: float) -> float:
@@ -45,14 +43,7 @@ def _spin_up(data, tip: bool = False, raise_after: float | None = None) -> fm.As
             raise ValueError("beyond the drive's table")
         return beam.psi(10.0 * t)
 
-    m = fm.Model(dim=3)
-    body = m.add_modal_body(data, name="blade")
-    frame = int(body.connectivity[0, 0])
-    case._on_drive(m, frame, angle)
-    if tip:
-        hung = m.add_rigid_body([1.2, 0.0, -0.1], 0.1, [2e-4, 2e-4, 3e-4], name="tip")
-        m.add_joint("spherical", frame, hung, at=[1.0, 0.0, 0.0], name="tip joint")
-    return fm.Assembly(m)
+    return modal_blade_on_hub(data, angle, tip_at=[1.2, 0.0, -0.1] if tip else None)
 
 
 def _free_top() -> tuple[fm.Assembly, np.ndarray]:
