@@ -24,6 +24,7 @@ from flexmb.sensitivity.transient import record
 from flexmb.validation.slider_crank import ROD
 from flexmb.validation.slider_crank import build as slider_crank
 from models import spinning_hub_beam
+from test_sensitivity_cost import residual_share_calls
 from test_sensitivity_midpoint import _cantilever, _jointed_mechanism, _jointed_run
 
 #: compiled against numpy on one solve: the same terms summed in another order (relative to the
@@ -224,14 +225,7 @@ def test_the_kernels_replace_the_residual_shares_of_beams_and_nodal_masses(monke
     params = _crank_parameters(rod, 4)
     traj = A.trajectory(run)
     response = R.final(R.chord_deflection(run.asm, rod[0], rod[2], rod[-1], scale=ROD), traj, parameters=params)
-    calls = []
-    original = P.TransientParameter.residual_shares
-
-    def counted(self, *args, **kwargs):
-        calls.append((self.kind, self.prop))
-        return original(self, *args, **kwargs)
-
-    monkeypatch.setattr(P.TransientParameter, "residual_shares", counted)
+    calls = residual_share_calls(monkeypatch)
     solves = A.adjoint_gradient(run, params, [response]).solves
     assert calls == []
     monkeypatch.setattr(A, "_COMPILED_BEAMS", False)

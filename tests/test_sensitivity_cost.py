@@ -95,13 +95,8 @@ def test_element_parameters_sum_to_their_group_parameter(crank):
         assert abs(got - expected) <= SUM_TOL * scale, f"{label}: {got!r} against {expected!r}"
 
 
-def test_each_property_is_evaluated_once_per_solve_whatever_the_number_of_parameters(crank, monkeypatch):
-    """The sweep's parameter terms evaluate the rod's EA, EI, rho_A and rho_I and the slider mass
-    once per solve: 5 evaluations for all 50 parameters (the stiffness and density scales are
-    their properties' sums, not evaluations of their own). The numpy path: the compiled one evaluates
-    none of them by their residual shares (tests/test_sensitivity_compiled.py)."""
-    run, params, responses, _ = crank
-    monkeypatch.setattr("flexmb.sensitivity.adjoint._COMPILED_BEAMS", False)
+def residual_share_calls(monkeypatch) -> list[tuple[str, str | None]]:
+    """The (kind, property) of every parameter's residual-share evaluation from now on (a list that grows)."""
     calls = []
     original = P.TransientParameter.residual_shares
 
@@ -110,6 +105,17 @@ def test_each_property_is_evaluated_once_per_solve_whatever_the_number_of_parame
         return original(self, *args, **kwargs)
 
     monkeypatch.setattr(P.TransientParameter, "residual_shares", counted)
+    return calls
+
+
+def test_each_property_is_evaluated_once_per_solve_whatever_the_number_of_parameters(crank, monkeypatch):
+    """The sweep's parameter terms evaluate the rod's EA, EI, rho_A and rho_I and the slider mass
+    once per solve: 5 evaluations for all 50 parameters (the stiffness and density scales are
+    their properties' sums, not evaluations of their own). The numpy path: the compiled one evaluates
+    none of them by their residual shares (tests/test_sensitivity_compiled.py)."""
+    run, params, responses, _ = crank
+    monkeypatch.setattr("flexmb.sensitivity.adjoint._COMPILED_BEAMS", False)
+    calls = residual_share_calls(monkeypatch)
     result = adjoint_gradient(run, params, responses)
     per_solve = set(calls)
     assert len(calls) == 5 * result.solves, f"{len(calls)} evaluations in {result.solves} solves: {sorted(per_solve)}"
