@@ -17,8 +17,11 @@ and the cached runs did not. Then ``flexmb compile --only beam2d`` with an empty
 with the cache it filled. Last, where the whole process of the issue's two small runs goes (issue 31:
 Simo's spin-up with 2 elements, composed mid-point, dt = 0.25 s, 80 steps; slider-crank A with 2
 elements, 120 steps per 8 rad, 2.5 rad), phase by phase from the interpreter's start to its exit,
-and how much of it the cyclic garbage collector took; ``--phases-only`` prints only that. flexmb's
-bytecode is written first, as pip's install does (``bytecode.py``).
+and how much of it the cyclic garbage collector took; ``--phases-only`` prints only that. These
+runs use numba's kernels (``FLEXMB_AOT=0``); where ``flexmb compile`` built the ahead-of-time
+kernels for these sources (``flexmb/aot.py``), the same two scripts' whole processes follow, with
+them and with numba, interleaved. flexmb's bytecode is written first, as pip's install does
+(``bytecode.py``).
 """
 from __future__ import annotations
 
@@ -117,6 +120,26 @@ marks.append(time.perf_counter())
 marks.append(time.perf_counter())
 print(*(b - a for a, b in zip(marks, marks[1:])), sum(collecting), time.time())
 """
+#: one run as a user's script in a fresh process, timing its phases; prints them, whether numba was
+#: imported and the wall-clock time at its end (the parent measures the exit from there)
+SCRIPT = """
+import sys, time
+marks = [time.perf_counter()]
+import numpy as np
+import flexmb as fm
+{imports}
+fm.integrate, fm.Assembly
+marks.append(time.perf_counter())
+{build}
+marks.append(time.perf_counter())
+{steps}
+marks.append(time.perf_counter())
+{extract}
+marks.append(time.perf_counter())
+print(*(b - a for a, b in zip(marks, marks[1:])), int("numba" in sys.modules), time.time())
+"""
+SCRIPT_PHASES = ("imports (numpy, flexmb, the script's)", "build", "steps (with the first kernel calls)", "extract",
+                 "exit")
 PHASE_NAMES = ("numpy", "scipy.sparse", "scipy.linalg", "numba import", "flexmb's modules",
                "first kernel calls (cache loads)", "build", "steps", "extract", "exit")
 
@@ -155,7 +178,7 @@ def compile_command(cache: str) -> float:
 def phases(code: str) -> list[float]:
     """Seconds of each phase of :data:`PHASE_NAMES` in a fresh process running ``code`` (a
     :data:`PHASES`), then the garbage collector's seconds, the whole process's wall and CPU time."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join((str(REPO), str(REPO / "validation"))))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join((str(REPO), str(REPO / "validation"))), FLEXMB_AOT="0")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
@@ -224,6 +247,49 @@ def whole_processes(repeat: int) -> None:
     print("  (whole process: without the second build and steps, i.e. a user's script)")
 
 
+def script_process(code: str, aot: bool) -> list[float]:
+    """A fresh process running ``code`` (a :data:`SCRIPT`) with the ahead-of-time kernels or
+    without (``FLEXMB_AOT=0``): the seconds of :data:`SCRIPT_PHASES`, 1 if it imported numba, the
+    whole process's wall and CPU seconds."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join((str(REPO), str(REPO / "validation"))),
+               FLEXMB_AOT="1" if aot else "0")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    ended, total = time.time(), time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode:
+        raise RuntimeError(f"the run failed:\n{done.stderr}")
+    *phase, numba, end = (float(x) for x in done.stdout.split())
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return [*phase, ended - end, numba, total, cpu]
+
+
+def ahead_of_time(repeat: int) -> None:
+    """The whole process of each of :data:`RUNS` with the ahead-of-time kernels and with numba's,
+    medians of ``repeat`` interleaved processes (if ``flexmb compile`` built them)."""
+    found = subprocess.run([sys.executable, "-c", "import flexmb.compiled as c; print(c.AOT_MODULE or '')"],
+                           capture_output=True, text=True, check=True,
+                           env=dict(os.environ, PYTHONPATH=str(REPO))).stdout.strip()
+    if not found:
+        print("no ahead-of-time kernels for these sources (flexmb compile builds them): not compared")
+        return
+    codes = {name: SCRIPT.format(imports=i, build=b, steps=st, extract=e) for name, (i, b, st, e) in RUNS.items()}
+    cases = [(name, aot) for name in RUNS for aot in (True, False)]
+    times: dict[tuple[str, bool], list[list[float]]] = {case: [] for case in cases}
+    for _ in range(repeat):                            # interleaved
+        for name, aot in cases:
+            times[name, aot].append(script_process(codes[name], aot))
+    print(f"whole process with the ahead-of-time kernels ({Path(found).name}) and with numba's "
+          f"(FLEXMB_AOT=0), median of {repeat} interleaved; seconds; load {os.getloadavg()[0]:.1f}:")
+    print(f"  {'phase':40s}" + "".join(f"{name[:14] + (' aot' if aot else ' numba'):>22s}" for name, aot in cases))
+    rows = [*SCRIPT_PHASES, "processes that imported numba", "whole process, wall", "whole process, CPU"]
+    for k, label in enumerate(rows):
+        values = [sum(t[k] for t in times[case]) if k == len(SCRIPT_PHASES) else
+                  statistics.median(t[k] for t in times[case]) for case in cases]
+        print(f"  {label:40s}" + "".join(f"{v:22.0f}" if k == len(SCRIPT_PHASES) else f"{v:22.3f}" for v in values))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=7)
@@ -233,6 +299,7 @@ def main() -> None:
     if not args.phases_only:
         imports_and_first_runs(args.repeat)
     whole_processes(args.repeat)
+    ahead_of_time(args.repeat)
 
 
 if __name__ == "__main__":

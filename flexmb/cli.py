@@ -8,7 +8,8 @@
     flexmb plot RESULT QUANTITY [...] [--x Q] [--out FILE] [--force]
     flexmb export RESULT [--vtu DIR] [--xdmf FILE] [--every N] [--force]
     flexmb study SCRIPT.py [--workers N] [--scheduler ADDR] [--out DIR] [--resume] [--serial] [--quick]
-    flexmb compile [--only SET ...]          fill numba's kernel cache ahead of time (flexmb.warm_up)
+    flexmb compile [--only SET ...] [--jit-only]   fill numba's kernel cache and build the ahead-of-time kernels
+                                             (flexmb.warm_up, flexmb.aot)
     flexmb run MODEL --t-end T --dt DT [--out RESULT] [--scheme S] [--force]
 
 RESULT is a result file written by flexmb (``integrate(..., save_to="run.h5")``, ``save``).
@@ -344,7 +345,7 @@ def _study(args: argparse.Namespace) -> int:
 def _compile(args: argparse.Namespace) -> int:
     import time
 
-    from flexmb.warm_up import KERNEL_SETS, cache_folders, compile_kernels
+    from flexmb.warm_up import KERNEL_SETS, build_ahead_of_time, cache_folders, compile_kernels
 
     if args.only:
         unknown = [name for name in args.only if name not in KERNEL_SETS]
@@ -360,6 +361,8 @@ def _compile(args: argparse.Namespace) -> int:
     compiled = sum(r.compiled for r in reports)
     state = "everything was cached already" if compiled == 0 else f"{compiled} kernels compiled"
     print(f"done in {time.perf_counter() - start:.1f} s: {state}; numba's cache: {', '.join(cache_folders())}")
+    if not args.jit_only:
+        print(build_ahead_of_time(args.only)[1])
     return 0
 
 
@@ -483,9 +486,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     com = sub.add_parser("compile", parents=[common],
                          help="compile the numerical kernels into numba's cache ahead of time (the first run "
-                              "after install does it otherwise)")
+                              "after install does it otherwise) and, with a C compiler, into a module that later "
+                              "runs load without importing numba")
     com.add_argument("--only", nargs="+", default=None, metavar="SET",
                      help="only these kernel sets: truss, beam2d, beam3d, shell, bodies, modal (default: all)")
+    com.add_argument("--jit-only", action="store_true",
+                     help="only fill numba's cache: no ahead-of-time module of the kernels (see flexmb.aot)")
     com.set_defaults(func=_compile)
 
     run = sub.add_parser("run", parents=[common, writes],

@@ -8,17 +8,26 @@ time-integration scheme, a load-controlled static step and the natural modes, on
 time. A kernel found in the cache is loaded, not compiled, so a second call is quick.
 
 Each set's function builds its models and runs them; nothing is checked but that they run.
+
+Then, where a C compiler is there, :func:`build_ahead_of_time` compiles the kernels with the argument
+types these runs called them with from Python into one extension module (:mod:`flexmb.aot`), which
+later processes use without importing numba.
 """
 from __future__ import annotations
 
+import hashlib
+import os
+import sys
 import time
 import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 import flexmb as fm
+from flexmb import aot
 from flexmb.checks import FlexmbWarning
 from flexmb.rotations import cayley
 
@@ -98,6 +107,7 @@ def _beam2d() -> None:
                          second_order=True)
         model.fix(int(nodes[0]), ["ux", "uy"])
         model.prescribe(int(nodes[0]), "rz", _hub_angle)
+        _dynamics(model, ("mid-point", "composed-mid-point"))           # a spin-up: no load
         model.add_load(int(nodes[-1]), "uy", 1.0)
         _dynamics(model, ("mid-point", "generalized-alpha"))
         # a pendulum (pinned by a joint): the beam group's mid-point and generalized-alpha steps with
@@ -259,6 +269,7 @@ def compile_kernels(only: Iterable[str] | None = None,
     :data:`KERNEL_SETS`); ``report`` is called with each set's :class:`SetReport` when it is done."""
     import flexmb.compiled
 
+    aot.use_jit()                                # the dispatchers record and cache what runs
     names = list(KERNEL_SETS) if only is None else list(only)
     unknown = [n for n in names if n not in KERNEL_SETS]
     if unknown:
@@ -286,3 +297,44 @@ def kernels_not_warmed() -> list[str]:
 def cache_folders() -> list[str]:
     """The folders numba stores flexmb's compiled kernels in (one per module folder: one)."""
     return sorted({d.stats.cache_path for d in _dispatchers()})
+
+
+def build_ahead_of_time(only: Iterable[str] | None = None) -> tuple[bool, str]:
+    """Build the ahead-of-time module of the kernels (:mod:`flexmb.aot`) for the sets ``only``
+    (default: all) and those the module for these sources had already, from numba's cache (run
+    :func:`compile_kernels` first); nothing to do if the module has these sets, made by these
+    warm-ups. Runs in a fresh process, in which the warm-ups load each kernel
+    called from Python, and only those, from the cache, with the types of those calls. Returns
+    whether the module was built and one line saying where, or why not (no C compiler, ...)."""
+    import subprocess
+
+    names = list(KERNEL_SETS) if only is None else list(only)
+    done = subprocess.run([sys.executable, "-m", "flexmb.warm_up", *names], capture_output=True, text=True,
+                          env=dict(os.environ, **{aot.SWITCH: "0"}))
+    said = done.stdout.strip() or done.stderr.strip() or "no ahead-of-time kernels: the build said nothing"
+    return done.returncode == 0, said.splitlines()[-1]
+
+
+def _build_main(names: list[str]) -> int:
+    """``python -m flexmb.warm_up SET ...``: :func:`build_ahead_of_time`'s process; prints one line."""
+    import flexmb.compiled
+
+    folder = flexmb.compiled._CACHE
+    if folder is None:
+        print("no ahead-of-time kernels: numba has no cache folder for flexmb")
+        return 1
+    fingerprint = flexmb.compiled.sources_fingerprint(Path(flexmb.compiled.__file__).parent)
+    made, recipe = aot.built(folder, fingerprint), hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+    if made.get("recipe") == recipe and set(names) <= set(made.get("sets", ())):
+        print(f"ahead-of-time kernels ({', '.join(made['sets'])}): up to date in {folder}")
+        return 0
+    names = [name for name in KERNEL_SETS if name in {*names, *made.get("sets", ())}]
+    compile_kernels(names)
+    built, line = aot.build_and_say([d for d in _dispatchers() if d.signatures], folder, fingerprint, names,
+                                    recipe)
+    print(line)
+    return 0 if built else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(_build_main(sys.argv[1:]))

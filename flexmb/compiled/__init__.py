@@ -12,7 +12,11 @@ code in numba's cache; later processes load it from there. Where the cache goes 
 choice, in this order: the folder ``NUMBA_CACHE_DIR`` names (if set), else ``__pycache__`` next to
 the module (where the package folder is writable, e.g. an editable install), else numba's user
 cache folder (``$XDG_CACHE_HOME/numba`` or ``~/.cache/numba`` on Linux, for a read-only installed
-package). ``flexmb compile`` (:mod:`flexmb.warm_up`) fills the cache ahead of time.
+package). ``flexmb compile`` (:mod:`flexmb.warm_up`) fills the cache ahead of time and, where a
+C compiler is there, builds the ahead-of-time module of the kernels (:mod:`flexmb.aot`) beside
+it: a process that finds the module made from these sources serves the kernels from it and
+imports numba only when a call needs an argument type the module lacks (then
+:func:`start_numba` runs).
 
 The first time a process is about to compile one of these kernels (it is not in the cache), one
 line on the ``flexmb.compiled`` logger (level WARNING, so Python shows it on stderr by default)
@@ -24,15 +28,17 @@ function of another module keeps the old code of that function when only the oth
 (an editable install after ``git pull``, a development tree): a silently stale result. So the
 package keeps a fingerprint of all its modules' sources next to the cache
 (:func:`drop_stale_cache`, at its import: about 1 ms); when the sources differ from those the cache
-was made with, the cached kernels are removed and compile again.
+was made with, the cached kernels (and the ahead-of-time modules there) are removed and compile
+again.
 """
 from __future__ import annotations
 
 import hashlib
 import logging
 from pathlib import Path
+from typing import Any
 
-from numba.core import event
+from flexmb import aot
 
 #: the duration said is that of a typical script's first run on the 2-core CI machine (2026-11-29):
 #: 7.5 s for a small cubic-mass Beam2D run (``benchmarks/bench_import.py``), 6-17 s per validation
@@ -43,27 +49,27 @@ FIRST_RUN_MESSAGE = ("flexmb: compiling the numerical kernels for this machine (
 logger = logging.getLogger(__name__)
 
 
-class _FirstCompileNotice(event.Listener):
+class _FirstCompileNotice:
     """Logs :data:`FIRST_RUN_MESSAGE` once per process, when numba starts compiling a flexmb kernel
-    (numba raises the ``numba:compile`` event only on a cache miss, just before it compiles)."""
+    (numba raises the ``numba:compile`` event only on a cache miss, just before it compiles);
+    :func:`start_numba` registers it with numba."""
 
     def __init__(self) -> None:
         self.enabled = True
 
-    def on_start(self, ev: event.Event) -> None:
+    def on_start(self, ev: Any) -> None:
         function = getattr((ev.data or {}).get("dispatcher"), "py_func", None)
         if self.enabled and getattr(function, "__module__", "").startswith(__name__ + "."):
             self.enabled = False
             logger.warning(FIRST_RUN_MESSAGE)
 
-    def on_end(self, ev: event.Event) -> None:
+    def on_end(self, ev: Any) -> None:
         pass
 
 
 #: the process's notice; :mod:`flexmb.warm_up` sets ``first_compile_notice.enabled = False`` (it
 #: reports the compilation itself)
 first_compile_notice = _FirstCompileNotice()
-event.register("numba:compile", first_compile_notice)
 
 
 #: the file next to the cached kernels holding the fingerprint of the sources they were made from
@@ -79,9 +85,9 @@ def sources_fingerprint(folder: Path) -> str:
 
 
 def drop_stale_cache(folder: Path, cache: Path) -> bool:
-    """Remove the cached kernels (``*.nbi``, ``*.nbc``) in ``cache`` when the sources of ``folder``
-    differ from the fingerprint stored there (:data:`FINGERPRINT_FILE`), and store the new one;
-    returns whether the cache was dropped. Folders that cannot be written are left alone."""
+    """Remove the cached kernels (``*.nbi``, ``*.nbc``, the ahead-of-time modules) in ``cache`` when
+    the sources of ``folder`` differ from the fingerprint stored there (:data:`FINGERPRINT_FILE`),
+    and store the new one; returns whether the cache was dropped. Folders that cannot be written are left alone."""
     fingerprint = sources_fingerprint(folder)
     marker = cache / FINGERPRINT_FILE
     try:
@@ -90,7 +96,7 @@ def drop_stale_cache(folder: Path, cache: Path) -> bool:
     except OSError:
         pass
     try:
-        for path in [*cache.glob("*.nbi"), *cache.glob("*.nbc")]:
+        for path in [*cache.glob("*.nbi"), *cache.glob("*.nbc"), *cache.glob(aot.PREFIX + "*")]:
             path.unlink(missing_ok=True)
         marker.write_text(fingerprint)
     except OSError:
@@ -115,6 +121,33 @@ def _cache_folder() -> Path | None:
     return None
 
 
-_CACHE = _cache_folder()
-if _CACHE is not None:
-    drop_stale_cache(Path(__file__).parent, _CACHE)
+def start_numba() -> None:
+    """Set numba up for the package, once per process: register :data:`first_compile_notice` and
+    drop a stale kernel cache (:func:`drop_stale_cache`). Runs at the package's import, or, where the
+    ahead-of-time module serves the kernels, when a call first needs numba (:func:`flexmb.aot.use_jit`)."""
+    global _CACHE
+    if _CACHE is not False:
+        return
+    from numba.core import event
+
+    class Notice(event.Listener):
+        """numba's listener for :data:`first_compile_notice`."""
+
+        def on_start(self, ev: event.Event) -> None:
+            first_compile_notice.on_start(ev)
+
+        def on_end(self, ev: event.Event) -> None:
+            pass
+
+    event.register("numba:compile", Notice())
+    _CACHE = _cache_folder()
+    if _CACHE is not None:
+        drop_stale_cache(Path(__file__).parent, _CACHE)
+
+
+#: numba's cache folder of the package once :func:`start_numba` ran (None if it has none); False before
+_CACHE: Path | None | bool = False
+#: the ahead-of-time module serving the kernels (:mod:`flexmb.aot`), or None: numba from the start
+AOT_MODULE = aot.install(__name__, Path(__file__).parent, sources_fingerprint(Path(__file__).parent), start_numba)
+if AOT_MODULE is None:
+    start_numba()
