@@ -15,6 +15,7 @@ later processes use without importing numba.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import sys
@@ -90,6 +91,17 @@ def _truss() -> None:
             _statics(model)
 
 
+def _adjoint(model: fm.Model, nodes: np.ndarray) -> None:
+    """The adjoint gradient of two mid-point steps of ``model`` (its Beam2D group "beam2d" on the first
+    three of ``nodes``) with respect to the group's section properties: the compiled reverse solves of
+    planar beams (:mod:`flexmb.sensitivity.adjoint`)."""
+    from flexmb import sensitivity as fs
+
+    params = [fs.parameter(fm.cms.section_property("beam2d", p)) for p in ("EA", "EI", "rho_A", "rho_I")]
+    sag = fs.chord_deflection(model, *(int(n) for n in nodes[:3]))
+    fs.transient_sensitivity(model, params, {"end": functools.partial(fs.final, sag)}, dt=DT, t_end=STEPS * DT)
+
+
 def _beam2d() -> None:
     for mass in ("lumped", "consistent", "cubic"):
         for second_order in (False, True):
@@ -108,6 +120,7 @@ def _beam2d() -> None:
         model.fix(int(nodes[0]), ["ux", "uy"])
         model.prescribe(int(nodes[0]), "rz", _hub_angle)
         _dynamics(model, ("mid-point", "composed-mid-point"))           # a spin-up: no load
+        _adjoint(model, nodes)
         model.add_load(int(nodes[-1]), "uy", 1.0)
         _dynamics(model, ("mid-point", "generalized-alpha"))
         # a pendulum (pinned by a joint): the beam group's mid-point and generalized-alpha steps with
