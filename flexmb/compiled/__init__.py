@@ -38,6 +38,8 @@ import logging
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from flexmb import aot
 
 #: the duration said is that of a typical script's first run on the 2-core CI machine (2026-11-29):
@@ -70,6 +72,14 @@ class _FirstCompileNotice:
 #: the process's notice; :mod:`flexmb.warm_up` sets ``first_compile_notice.enabled = False`` (it
 #: reports the compilation itself)
 first_compile_notice = _FirstCompileNotice()
+
+
+def kernel_array(a: np.ndarray) -> np.ndarray:
+    """``a`` as the kernels take their float arrays: writable, C-contiguous float64 -- ``a`` itself
+    where it is, else a copy (the same values). numba compiles a kernel once per argument type, and a
+    read-only array (a kept value, e.g. a time function's or the step's dead loads) is another type
+    than a writable one: passed as it is, it would compile the kernel a second time."""
+    return np.require(a, dtype=np.float64, requirements=("C", "W"))
 
 
 #: the file next to the cached kernels holding the fingerprint of the sources they were made from

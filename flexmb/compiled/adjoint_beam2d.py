@@ -127,7 +127,8 @@ def beam2d_start_transposed(X, EA, EI, second_order, edofs, cubic, alpha0, l0, m
     a0, a1 = _gather(u0, edofs), _gather(u1, edofs)
     # the force's start derivative: its tangent of the step with the ends swapped
     q, K = np.empty((n_el, 6)), np.empty((n_el, 6, 6))
-    _mid_point(X, a1, a0, EA, EI, second_order, True, q, K)
+    tangent = np.bool_(True)          # a bool, not a literal: the kernels compile once, as for the Python calls
+    _mid_point(X, a1, a0, EA, EI, second_order, tangent, q, K)
     _add_transposed(K, edofs, psi, back_u)
     if not cubic:
         return
@@ -137,7 +138,7 @@ def beam2d_start_transposed(X, EA, EI, second_order, edofs, cubic, alpha0, l0, m
     for e in range(n_el):
         se1[e, 0], se1[e, 1] = stretch1[edofs[e, 2]], stretch1[edofs[e, 5]]
     F, J = np.empty((n_el, 6)), np.empty((n_el, 6, 6))
-    mid_point_inertia(alpha0, l0, mass, a1, a0, ve1, se1, -dt, F, J, True)
+    mid_point_inertia(alpha0, l0, mass, a1, a0, ve1, se1, -dt, F, J, tangent)
     Av, As = np.empty((n_el, 6, 6)), np.empty((n_el, 6, 2))
     _rate_columns(alpha0, l0, mass, a0, a1, dt, Av, As)
     # du = J_rev + 2/dt Av off the angles; at angle i: J_rev - Av alpha_i + As_i beta_i with
@@ -213,8 +214,9 @@ def beam2d_parameter_products(X, EA, EI, second_order, edofs, cubic, alpha0, l0,
     shares = np.zeros((4, n_el, 6))
     zero = np.zeros(n_el)
     K = np.empty((0, 6, 6))
-    _mid_point(X, a0, a1, EA, zero, second_order, False, shares[0], K)
-    _mid_point(X, a0, a1, zero, EI, second_order, False, shares[1], K)
+    tangent = np.bool_(False)         # a bool, not a literal: the kernels compile once, as for the Python calls
+    _mid_point(X, a0, a1, EA, zero, second_order, tangent, shares[0], K)
+    _mid_point(X, a0, a1, zero, EI, second_order, tangent, shares[1], K)
     for k in range(2):
         for e in range(n_el):
             for i in range(6):
@@ -232,7 +234,7 @@ def beam2d_parameter_products(X, EA, EI, second_order, edofs, cubic, alpha0, l0,
         for e in range(n_el):
             se0[e, 0], se0[e, 1] = stretch0[edofs[e, 2]], stretch0[edofs[e, 5]]
         F = np.empty((n_el, 6))
-        mid_point_inertia(alpha0, l0, mass, a0, a1, ve0, se0, dt, F, np.empty((0, 6, 6)), False)
+        mid_point_inertia(alpha0, l0, mass, a0, a1, ve0, se0, dt, F, np.empty((0, 6, 6)), tangent)
         for e in range(n_el):
             for i in range(6):
                 shares[2, e, i] += F[e, i]

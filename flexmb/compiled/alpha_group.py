@@ -40,7 +40,9 @@ def beam2d_alpha_start(X, EA, EI, second_order, edofs, cubic, alpha0, l0, mass, 
     n, n_el = u.size, edofs.shape[0]
     ue = gather(u, edofs, np.empty((n_el, 6)))
     q = np.zeros(n)
-    scatter_vector(q, forces(X, ue, EA, EI, second_order, False)[0], edofs)
+    # the flags as bool values, not literals: the kernels compile once, for their Python callers' bools too
+    no = np.bool_(False)
+    scatter_vector(q, forces(X, ue, EA, EI, second_order, no)[0], edofs)
     inertia = csr_matvec(mass_indptr, mass_indices, mass_values, a)
     for k in range(n):
         terms[k] = q[k] - f[k] - reaction[k] + inertia[k]
@@ -50,7 +52,7 @@ def beam2d_alpha_start(X, EA, EI, second_order, edofs, cubic, alpha0, l0, mass, 
     if cubic:
         F = np.empty((n_el, 6))
         end_point_inertia(alpha0, l0, mass, ue, gather(v, edofs, np.empty((n_el, 6))),
-                          gather(a, edofs, np.empty((n_el, 6))), 0.0, 0.0, F, np.empty((0, 6, 6)), False)
+                          gather(a, edofs, np.empty((n_el, 6))), 0.0, 0.0, F, np.empty((0, 6, 6)), no)
         f_c = np.zeros(n)
         scatter_vector(f_c, F, edofs)
         for k in range(n):
@@ -150,11 +152,12 @@ def beam2d_alpha_newton(X, EA, EI, second_order, edofs, entry_map, cubic, alpha0
         kept[k] = c_kept * a0[k]
         shifted[k] = shift * a0[k]
     work, counts = new_work(free, u1), new_counters()
+    tangent = np.bool_(True)                 # a bool, not a literal: the residual compiles once (as the Python call's)
     while True:
         evaluated = beam2d_alpha_residual(X, EA, EI, second_order, edofs, entry_map, cubic, alpha0, l0, mass,
                                           mass_indptr, mass_indices, mass_values, mass_data, free,
                                           u0, v0, dv, da, kept, shifted, beta, gamma, weight, start_terms, f1,
-                                          momentum_norm0, dt, u1, True, g, data, v1, a1)
+                                          momentum_norm0, dt, u1, tangent, g, data, v1, a1)
         outcome = newton_iteration(evaluated, free, g, data, jacobian_indptr, jacobian_indices, length_scale,
                                    residual_tol, force_tol, increment_tol, max_iterations, increment_gate,
                                    stagnation_tol, round_off_factor, magnitudes, pivot_tol, absurd_correction, capped,

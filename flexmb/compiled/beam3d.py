@@ -607,7 +607,8 @@ def mid_point_force_and_tangent(X: np.ndarray, u0: np.ndarray, u1: np.ndarray, E
             for i in range(6):
                 st_star[i] += wt * grad[i]
             if tangent:
-                _add_hessian_congruence(S, A, second_order, True, ahd, ahc, H, W, N)
+                # np.bool_: a bool as the other callers', not a literal (one compilation)
+                _add_hessian_congruence(S, A, second_order, np.bool_(True), ahd, ahc, H, W, N)
                 for i in range(6):
                     for j in range(6):
                         dst_star[i, j] += wt * t * H[i, j]
@@ -622,7 +623,7 @@ def mid_point_force_and_tangent(X: np.ndarray, u0: np.ndarray, u1: np.ndarray, E
         if abs(miss) > _ROUND_OFF * (abs(phi0) + abs(phi1)):
             cf = miss / dd
             if tangent:
-                _stress_terms(sigma, A, ahd, ahc, d2, l0, second_order, False, tau, grad1, H, W)
+                _stress_terms(sigma, A, ahd, ahc, d2, l0, second_order, np.bool_(False), tau, grad1, H, W)
                 for i in range(6):                                        # d miss / d e_{n+1}
                     acc = grad1[i] - st_star[i]
                     for j in range(6):

@@ -436,7 +436,8 @@ def gravity_force(mass, S0, S1, S2, u, g, F, J) -> None:
     (specification: ``FloatingFrameMass.reference_gravity_force``)."""
     n = u.shape[1]
     for e in range(u.shape[0]):
-        _store(_gravity_gradient(mass, S0, S1, S2, _lanes(u[e], n, 1.0), g), F, J, e, True)
+        # np.bool_: a bool as the other callers' ``tangent``, not a literal (one compilation of _store)
+        _store(_gravity_gradient(mass, S0, S1, S2, _lanes(u[e], n, 1.0), g), F, J, e, np.bool_(True))
 
 
 @jit
@@ -447,4 +448,4 @@ def mid_point_gravity(mass, X, S0, S1, S2, weights, floor, u0, u1, g, F, J) -> N
     for e in range(u1.shape[0]):
         f = _mid_point_gravity_force(mass, X[e], S0, S1, S2, weights, floor, _lanes(u0[e], n, 0.0),
                                      _lanes(u1[e], n, 1.0), g)
-        _store(f, F, J, e, True)
+        _store(f, F, J, e, np.bool_(True))

@@ -396,7 +396,7 @@ def _entry_values(P0, P1, P2, quadratic_from: int, q, rates: bool):
 def _entry_momentum(G, poly, entry_z, entry_w, q, W):
     """Mt(q) W = E^T G E W (n_x,), value only, over E's entries (:func:`_entry_values` of poly = (P0, P1,
     P2, quadratic_from))."""
-    e = _entry_values(poly[0], poly[1], poly[2], poly[3], q, False)[0]
+    e = _entry_values(poly[0], poly[1], poly[2], poly[3], q, np.bool_(False))[0]     # (a bool: one compilation)
     zeta = np.zeros(G.shape[0])
     for p in range(e.size):
         zeta[entry_z[p]] += e[p] * W[entry_w[p]]
@@ -543,7 +543,7 @@ def _half_gradient(G, entry_z, entry_w, poly, gram, blocks, q, a, b, dt: float, 
     arithmetic (from Mt and dMt/dq_k W_b), also without the matrix."""
     A, B, Aj, Bj, Aij, Bij = blocks
     n, n_z = a.size, G.shape[0]
-    e, dE = _entry_values(poly[0], poly[1], poly[2], poly[3], q, True)
+    e, dE = _entry_values(poly[0], poly[1], poly[2], poly[3], q, np.bool_(True))     # (a bool: one compilation)
     Wa, Wb = _body_of(A, B, a), _body_of(A, B, b)
     ra, rb = _rates(Aj, Bj, a), _rates(Aj, Bj, b)                              # W_j (3, 6)
     grad = np.zeros(n)
@@ -616,7 +616,8 @@ def _mid_point_element(G, entry_z, entry_w, poly, gram, weights, floor: float, R
     bit for bit: the matrix takes nothing away from F's arithmetic)."""
     n = z1.size
     zd1 = (2.0 / dt) * z1 - v0
-    p1, Jp1 = _end_momentum(G, entry_z, entry_w, poly, gram, _chart_blocks(z1[3:6].copy(), R0, False),
+    # np.bool_: a bool as ``jacobian`` below, not a literal, so that _chart_blocks compiles once
+    p1, Jp1 = _end_momentum(G, entry_z, entry_w, poly, gram, _chart_blocks(z1[3:6].copy(), R0, np.bool_(False)),
                             q0 + z1[6:], zd1, dt, tangent, jacobian)
     zm = 0.5 * z1
     hg, Jhg = _half_gradient(G, entry_z, entry_w, poly, gram, _chart_blocks(zm[3:6].copy(), R0, jacobian),
@@ -1017,7 +1018,8 @@ def gravity_force(mass, S0, S1, S2, R, u, g, F, J) -> None:
     n = u.shape[1]
     for e in range(u.shape[0]):
         dz = _lanes(np.zeros(n), n, 1.0)
-        _store(_gravity_gradient(mass, S0, S1, S2, _spun(R[e], dz), _modal(u[e, 6:], dz[6:]), g), F, J, e, True)
+        _store(_gravity_gradient(mass, S0, S1, S2, _spun(R[e], dz), _modal(u[e, 6:], dz[6:]), g), F, J, e,
+               np.bool_(True))                                       # (a bool, not a literal: one compilation)
 
 
 @jit
@@ -1054,4 +1056,4 @@ def mid_point_gravity(mass, S0, S1, S2, weights, floor, r0, R0, q0, z1, g, F, J)
         remainder = np.empty(n, dtype=np.complex128)
         for d in range(n):
             remainder[d] = V0[d] - V1[d] - work[d]
-        _store(_sum(f, 1.0, _gonzalez(remainder, z, weights, floor), 1.0), F, J, e, True)
+        _store(_sum(f, 1.0, _gonzalez(remainder, z, weights, floor), 1.0), F, J, e, np.bool_(True))

@@ -280,14 +280,15 @@ def beam2d_mid_point_kept_newton(X, EA, EI, second_order, edofs, entry_map, cubi
     jacobian = bank[5]
     work, counts = new_solve(free, u1, take(bank, dt))
     tangent = counts[_CURRENT] < 0               # the kept LU stands for the start point's Jacobian
+    refresh = np.bool_(False)                    # a bool, not a literal: the residual compiles once
     while True:
         if tangent:
             before_tangent(bank)
         evaluated = beam2d_mid_point_residual(X, EA, EI, second_order, edofs, entry_map, cubic, alpha0, l0, mass,
                                               mass_indptr, mass_indices, mass_values, mass_data, free, director_dofs,
                                               director_inertia, director_diagonal, director_free, node_director,
-                                              u0, v0, stretch0, start, False, momentum_norm0, dt, mass_factor, f_m,
-                                              u1, tangent, g, jacobian, d, v1, a_m, director)
+                                              u0, v0, stretch0, start, refresh, momentum_norm0, dt, mass_factor,
+                                              f_m, u1, tangent, g, jacobian, d, v1, a_m, director)
         outcome, tangent = kept_newton_pass(evaluated, tangent, free, g, jacobian_indptr, jacobian_indices,
                                             length_scale, residual_tol, force_tol, increment_tol, max_iterations,
                                             increment_gate, stagnation_tol, round_off_factor, magnitudes,

@@ -245,12 +245,14 @@ def beam2d_mid_point_newton(X, EA, EI, second_order, edofs, entry_map, cubic, al
     start = new_start(edofs.shape[0], cubic)                 # the step's start: once for all iterations
     beam2d_mid_point_start(X, EA, EI, second_order, edofs, cubic, alpha0, l0, u0, v0, stretch0, start)
     work, counts = new_work(free, u1), new_counters()
+    # the flags as bool values, not literals: the residual compiles once, for its Python callers' bools too
+    refresh, tangent = np.bool_(False), np.bool_(True)
     while True:
         evaluated = beam2d_mid_point_residual(X, EA, EI, second_order, edofs, entry_map, cubic, alpha0, l0, mass,
                                               mass_indptr, mass_indices, mass_values, mass_data, free, director_dofs,
                                               director_inertia, director_diagonal, director_free, node_director,
-                                              u0, v0, stretch0, start, False, momentum_norm0, dt, mass_factor, f_m,
-                                              u1, True, g, data, d, v1, a_m, director)
+                                              u0, v0, stretch0, start, refresh, momentum_norm0, dt, mass_factor,
+                                              f_m, u1, tangent, g, data, d, v1, a_m, director)
         outcome = newton_iteration(evaluated, free, g, data, jacobian_indptr, jacobian_indices, length_scale,
                                    residual_tol, force_tol, increment_tol, max_iterations, increment_gate,
                                    stagnation_tol, round_off_factor, magnitudes, pivot_tol, absurd_correction, capped,

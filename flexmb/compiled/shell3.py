@@ -571,7 +571,7 @@ def mid_point_force_and_tangent(X: np.ndarray, u0: np.ndarray, u1: np.ndarray, D
             for k in range(N_STRAINS):
                 st_star[k] += wt * grad[k]
             if tangent:
-                _hessian(Se, ahd, ahc, d2, sigma, True, H, T12)
+                _hessian(Se, ahd, ahc, d2, sigma, np.bool_(True), H, T12)       # (a bool, not a literal: one compile)
                 for i in range(N_STRAINS):
                     for j in range(N_STRAINS):
                         dst_star[i, j] += wt * t * H[i, j]

@@ -244,7 +244,8 @@ def spatial_joint_residual(free, rotation_dofs, rotary_inertia, mass_indptr, mas
     (v_d, v_X, v_cols, v_point, v_rotates, l_row, l_vec, l_c, b_row, b_a, b_b, d_row, d_dof,
      d_c) = joints[3]
     lam = y * lam_scale
-    phi, force, g_values, c_values, k_values = evaluate(True, u1, start_points, start_vectors, d, lam, scales1,
+    mid = np.bool_(True)                            # a bool, as the Python callers' ``mid``: one compilation
+    phi, force, g_values, c_values, k_values = evaluate(mid, u1, start_points, start_vectors, d, lam, scales1,
                                                         scales_m, rhs, n_dof, n_joint_g, n_joint_k, v_d, v_X, v_cols,
                                                         v_point, v_rotates, l_row, l_vec, l_c, b_row, b_a, b_b, d_row,
                                                         d_dof, d_c)
@@ -335,8 +336,11 @@ def spatial_mid_point_newton(free, rotation_dofs, rotary_inertia, mass_indptr, m
     nf, n = free.size, u0.size
     rd = rotation_dofs
     p0 = body_start_momenta(body, u0, v0)
-    with_jacobian = True                                            # the predictor's residual: not converged
-    passes = 0
+    # the flags as bool values, never literals (a literal True types as Literal[bool](True), ``body is
+    # None`` as an int): the residual then compiles once, for these calls and its Python callers' alike
+    tangent = np.bool_(True)
+    with_jacobian = tangent                                         # the predictor's residual: not converged
+    passes = np.int64(0)                                            # (an int64 from the start, as in the loop)
     work, counts = new_work(np.arange(x.size), x), new_counters()
     unknowns = work[0]
     positions = np.arange(x.size)
@@ -353,14 +357,14 @@ def spatial_mid_point_newton(free, rotation_dofs, rotary_inertia, mass_indptr, m
             free, rotation_dofs, rotary_inertia, mass_indptr, mass_indices, mass_values, mass_data, rotary_positions,
             rotary_entries, body, joints, augmented, u0, v0, p0, momentum_norm0, dt, mass_factor, f_m,
             start_points, start_vectors, scales1, scales_m, rhs, lam_scale, idle_scale, length_scale, u1,
-            unknowns[nf:], True, with_jacobian, g, data, d, v1, a_m, r, jacobian)
+            unknowns[nf:], tangent, with_jacobian, g, data, d, v1, a_m, r, jacobian)
         if not with_jacobian and not _converged(r, evaluated, residual_tol, force_tol, passes):
-            with_jacobian = True                                    # the pass goes on to the LU: the same values
+            with_jacobian = tangent                                 # the pass goes on to the LU: the same values
             fe_scale, evaluated, phi_k, force_k, g_k, c_k, k_k = spatial_joint_residual(
                 free, rotation_dofs, rotary_inertia, mass_indptr, mass_indices, mass_values, mass_data,
                 rotary_positions, rotary_entries, body, joints, augmented, u0, v0, p0, momentum_norm0, dt,
                 mass_factor, f_m, start_points, start_vectors, scales1, scales_m, rhs, lam_scale, idle_scale,
-                length_scale, u1, unknowns[nf:], True, True, g, data, d, v1, a_m, r, jacobian)
+                length_scale, u1, unknowns[nf:], tangent, with_jacobian, g, data, d, v1, a_m, r, jacobian)
         outcome, dx = newton_correction(evaluated, positions, r, jacobian, jacobian_indptr, jacobian_indices,
                                         length_scale, residual_tol, force_tol, increment_tol, max_iterations,
                                         increment_gate, stagnation_tol, round_off_factor, magnitudes, pivot_tol,
@@ -377,8 +381,8 @@ def spatial_mid_point_newton(free, rotation_dofs, rotary_inertia, mass_indptr, m
             return result[0], result[1], result[2], result[3], result[4], result[5], fe_scale, with_jacobian
         passes += 1
         # a rigid model's residual costs about as much without its Jacobian: a wrong guess would not pay
-        with_jacobian = body is None or not _force_first(passes, residual_norms[passes - 1], force_scales[passes - 1],
-                                                         residual_tol, force_tol)
+        with_jacobian = np.bool_(body is None) or not _force_first(passes, residual_norms[passes - 1],
+                                                                   force_scales[passes - 1], residual_tol, force_tol)
         # MidPoint.update: u0 cay-updated by the iterate's increment d plus the correction
         for i in range(nf):
             du[free[i]] = dx[i]

@@ -235,10 +235,12 @@ class Scheme(ABC):
                 p0[rd] = np.einsum("nij,nj->ni", asm.spatial_inertia(s.u), s.v[rd])
             s.momentum_norm = asm.free_norm(p0)
         if not asm.rotation_dofs.size and len(terms) == 3:
+            from flexmb.compiled import kernel_array
             from flexmb.compiled.sparse_ops import residual_scale
 
             M = asm.mass
-            return residual_scale(M.indptr, M.indices, M.data, v1, asm.dofs.free, s.momentum_norm, dt, *terms)
+            return residual_scale(M.indptr, M.indices, M.data, v1, asm.dofs.free, s.momentum_norm, dt,
+                                  *map(kernel_array, terms))                  # (f_m may be a kept, read-only one)
         p1 = asm.mass_times(v1)
         rd = asm.rotation_dofs
         if rd.size:
@@ -351,7 +353,9 @@ class MidPoint(Scheme):
                 # the director index of each element node: the director step's rates serve the inertia
                 director_index = np.full(asm.n_dof, -1)
                 director_index[asm.director_dofs] = np.arange(asm.director_dofs.size)
-                node_director = director_index[edofs[:, [2, 5]]] if cubic else np.zeros((0, 2), dtype=np.int64)
+                # C order (fancy indexing gives an F-ordered array, another type for the kernel)
+                node_director = (np.ascontiguousarray(director_index[edofs[:, [2, 5]]]) if cubic
+                                 else np.zeros((0, 2), dtype=np.int64))
                 self._plan = (beam2d_mid_point_residual,
                               (*fused[0][0], *fused[0][1], M.indptr, M.indices, M.data, asm.mass_data, asm.dofs.free,
                                asm.director_dofs, asm.director_inertia, asm.director_diagonal, asm.director_free,
@@ -410,6 +414,8 @@ class MidPoint(Scheme):
         first call and reused by its later ones (its iterations, and cut-backs, which change dt
         only): the step is its State with its arrays, which no one changes in place (as
         ``momentum_norm``)."""
+        from flexmb.compiled import kernel_array
+
         kernel, arguments, start = plan
         asm = self.asm
         kept = self._start_of
@@ -417,7 +423,7 @@ class MidPoint(Scheme):
                    or s.stretch is not kept[3])
         if s.momentum_norm is None:
             s.momentum_norm = asm.free_norm(asm.mass_times(s.v))
-        f_m = asm.mid_point_external_force(s.t, s.t + dt, s.u, u1)[0]
+        f_m = kernel_array(asm.mid_point_external_force(s.t, s.t + dt, s.u, u1)[0])     # (a kept, read-only one)
         n = u1.size
         g, d, v1, a_m = np.empty(n), np.empty(n), np.empty(n), np.empty(n)
         data = np.empty(asm.nnz) if tangent else _EMPTY
@@ -451,9 +457,11 @@ class MidPoint(Scheme):
             from flexmb.compiled.mid_point_group import beam2d_mid_point_newton
 
             self._newton_kernel, self._singular_pivot = beam2d_mid_point_newton, SINGULAR_PIVOT
+        from flexmb.compiled import kernel_array
+
         if s.momentum_norm is None:
             s.momentum_norm = asm.free_norm(asm.mass_times(s.v))
-        f_m = asm.mid_point_external_force(s.t, s.t + dt, s.u, u1)[0]
+        f_m = kernel_array(asm.mid_point_external_force(s.t, s.t + dt, s.u, u1)[0])
         n, nf, m = u1.size, asm.n_free, settings.max_iterations
         g, d, v1, a_m = np.empty(n), np.empty(n), np.empty(n), np.empty(n)
         data, director = np.empty(asm.nnz), np.empty((5, asm.director_dofs.size))
@@ -538,6 +546,7 @@ class MidPoint(Scheme):
         """The step's arguments of the spatial one-call step: u0, v0, ``|p|`` of the start (kept in
         s.momentum_norm), dt, 2/dt^2, the external force f_m, the joints' start vectors, bilinear
         scales at t_{n+1} and mid-step and right-hand sides at t_{n+1}."""
+        from flexmb.compiled import kernel_array
         from flexmb.compiled.spatial_group import momentum_norm
 
         asm = self.asm
@@ -545,13 +554,14 @@ class MidPoint(Scheme):
         fe = self._spatial[0]
         if s.momentum_norm is None:
             s.momentum_norm = float(momentum_norm(*fe[3:6], fe[0], fe[1], fe[2], s.u, s.v))
-        f_m = asm.mid_point_external_force(s.t, s.t + dt, s.u, u1)[0]
+        # the kept force and time values are read-only: kernel_array keeps the kernels to one compilation
+        f_m = kernel_array(asm.mid_point_external_force(s.t, s.t + dt, s.u, u1)[0])
         if cs is None:
             return (s.u, s.v, s.momentum_norm, dt, 2.0 / dt**2, f_m, np.zeros((0, 3)), np.zeros((0, 3)), _EMPTY,
                     _EMPTY, _EMPTY)
         s1 = cs.scales(s.t + dt)
-        return (s.u, s.v, s.momentum_norm, dt, 2.0 / dt**2, f_m, *cs._start_vectors(s.u), s1,
-                0.5 * (cs.scales(s.t) + s1) if cs.b_timed else s1, cs.rhs(s.t + dt))
+        return (s.u, s.v, s.momentum_norm, dt, 2.0 / dt**2, f_m, *cs._start_vectors(s.u), kernel_array(s1),
+                kernel_array(0.5 * (cs.scales(s.t) + s1) if cs.b_timed else s1), kernel_array(cs.rhs(s.t + dt)))
 
     def _joint_terms(self, phi: np.ndarray, force: np.ndarray, g: np.ndarray, c: np.ndarray, k: np.ndarray
                      ) -> ConstraintTerms:
@@ -569,6 +579,7 @@ class MidPoint(Scheme):
         multipliers y = lambda / lam_scale (n_c,), the residual (its g with the joints' force G^T
         lambda), the joints' terms, the augmented residual [g_free; kappa Phi] (n_free + n_c,), with
         ``tangent`` the augmented Jacobian (CSC, a new object; else None) and its force scale (N)."""
+        from flexmb.compiled import kernel_array
         from flexmb.compiled.spatial_group import body_start_momenta, spatial_joint_residual
 
         fe, joints, augmented, (indptr, indices) = self._spatial_plan()[:4]
@@ -583,9 +594,8 @@ class MidPoint(Scheme):
         fe_scale, scale, *terms = spatial_joint_residual(*fe, joints, augmented, u0, v0,
                                                          body_start_momenta(fe[9], u0, v0), *rest, float(lam_scale),
                                                          float(idle_scale), asm.characteristic_length,
-                                                         np.ascontiguousarray(u1, dtype=float),
-                                                         np.ascontiguousarray(y, dtype=float), tangent, tangent, g,
-                                                         data, d, v1, a_m, r, jacobian)
+                                                         kernel_array(u1), kernel_array(y), bool(tangent),
+                                                         bool(tangent), g, data, d, v1, a_m, r, jacobian)
         matrix = sp.csc_matrix((jacobian, indices, indptr), shape=(r.size, r.size)) if tangent else None
         terms = self._joint_terms(*terms) if asm.constraints is not None else None
         return StepResidual(g, data if tangent else None, fe_scale, step[5], d, v1, a_m), terms, r, matrix, scale

@@ -289,10 +289,10 @@ class ConstraintSystem:
 
     def vectors(self, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Vector values P (n_v, dim) and their body-fixed parts r = R d (n_v, dim) at u."""
-        from flexmb.compiled import constraints as kernels
+        from flexmb.compiled import constraints as kernels, kernel_array
 
         a = self._kernel_arrays
-        return kernels.vectors(np.ascontiguousarray(u, dtype=float), *a[:5])
+        return kernels.vectors(kernel_array(u), *a[:5])
 
     def values(self, u: np.ndarray, t: float) -> np.ndarray:
         """Phi(u, t) (n_c,)."""
@@ -305,12 +305,12 @@ class ConstraintSystem:
 
     def _values(self, u: np.ndarray, s: np.ndarray, rhs: np.ndarray) -> np.ndarray:
         """Phi (n_c,) at u for the scales s (n_b,) and right-hand sides rhs (n_c,) of a time."""
-        from flexmb.compiled import constraints as kernels
+        from flexmb.compiled import constraints as kernels, kernel_array
 
-        u = np.ascontiguousarray(u, dtype=float)
+        u = kernel_array(u)
         a = self._kernel_arrays
         P = kernels.vectors(u, *a[:5])[0]
-        phi = kernels.values(P, u, s, rhs, *a[5:])
+        phi = kernels.values(P, u, kernel_array(s), kernel_array(rhs), *a[5:])
         if self.ties:
             phi[self.n_joint_rows:] = self.tie_system.values(u)
         return phi
@@ -338,19 +338,20 @@ class ConstraintSystem:
                u0: np.ndarray | None = None, d: np.ndarray | None = None) -> ConstraintTerms:
         """:meth:`evaluate` with the time functions' values given: the bilinear scales s1 at the end
         and sm at mid-step (n_b,) and the right-hand sides (n_c,) at the end."""
-        from flexmb.compiled import constraints as kernels
+        from flexmb.compiled import constraints as kernels, kernel_array
 
-        u1 = np.ascontiguousarray(u1, dtype=float)
-        lam = np.ascontiguousarray(lam, dtype=float)
+        u1, lam = kernel_array(u1), kernel_array(lam)
         mid = u0 is not None
         if mid:
             P0, r0 = self._start_vectors(u0)
-            d = np.ascontiguousarray(d, dtype=float)
+            d = kernel_array(d)
         else:
             P0 = r0 = self._no_vectors
             d = u1
-        phi, force, g, c, k = kernels.evaluate(mid, u1, P0, r0, d, lam, s1, sm, rhs, self.n_dof,
-                                               self._n_joint_g, self._n_joint_k, *self._kernel_arrays)
+        # the kept time values are read-only: kernel_array keeps the kernel to one compilation
+        phi, force, g, c, k = kernels.evaluate(mid, u1, P0, r0, d, lam, kernel_array(s1), kernel_array(sm),
+                                               kernel_array(rhs), self.n_dof, self._n_joint_g, self._n_joint_k,
+                                               *self._kernel_arrays)
         if self.ties:
             phi, force, g, c, k = self._with_ties((phi, force, g, c, k), u1, lam, u0 if mid else None)
         C = (self._g_rows, self._g_cols, c)
@@ -649,15 +650,14 @@ class ConstraintSystem:
         with the multipliers lam (n_c,) and the time functions' values ``at`` of
         :meth:`time_values` (the same values as :meth:`values` and :meth:`joint_reactions` at that
         time); without ties Phi is the one the reactions' constraint terms hold (the same kernel)."""
-        from flexmb.compiled import constraints as kernels
+        from flexmb.compiled import constraints as kernels, kernel_array
 
         row_joint, node, sign, first, width, lever0, frames, start_b, start_a = self._reaction_layout(dofs)
         s, rhs = at
         terms = self._terms(u, np.zeros(self.n), s, s, rhs)
         rows, cols, vals = (a[:self._n_joint_g] for a in terms.c)
-        forces, moments = kernels.joint_reactions(rows, cols, vals, np.ascontiguousarray(lam, dtype=float),
-                                                  np.ascontiguousarray(u, dtype=float), row_joint, first, width,
-                                                  sign, lever0, frames, start_b, start_a)
+        forces, moments = kernels.joint_reactions(rows, cols, vals, kernel_array(lam), kernel_array(u), row_joint,
+                                                  first, width, sign, lever0, frames, start_b, start_a)
         # with ties the terms' tie rows come from the ties' terms, values' from their values
         return (self._values(u, s, rhs) if self.ties else terms.phi), forces, moments
 

@@ -257,7 +257,7 @@ class DriveAmplitude:
         :meth:`~flexmb.multibody.constraints.ConstraintSystem.evaluate` (mid-point form with u0, d,
         t0; end-point form without): the force with the joint's scales replaced by their derivatives
         (the force is linear in them), zero unless the drive turns a 3D revolute joint."""
-        from flexmb.compiled import constraints as kernels
+        from flexmb.compiled import constraints as kernels, kernel_array
 
         cs = asm.constraints
         mid = u0 is not None
@@ -270,15 +270,14 @@ class DriveAmplitude:
         scales[_joint_terms(cs, index)] = ds
         if mid:
             P0, r0 = cs.vectors(u0)
-            d = np.ascontiguousarray(d, dtype=float)
+            d = kernel_array(d)
         else:
             P0 = r0 = np.zeros((0, cs.dim))
-            d = np.ascontiguousarray(u1, dtype=float)
-        u1 = np.ascontiguousarray(u1, dtype=float)
-        lam = np.ascontiguousarray(lam, dtype=float)
+            d = kernel_array(u1)
+        u1, lam, rhs = kernel_array(u1), kernel_array(lam), kernel_array(cs.rhs(t1))
         # the force is linear in the bilinear scales: with them all zero only the linear and DOF
         # terms remain, which do not depend on p
-        out = [kernels.evaluate(mid, u1, P0, r0, d, lam, s, s, cs.rhs(t1), cs.n_dof, cs._n_joint_g, cs._n_joint_k,
+        out = [kernels.evaluate(mid, u1, P0, r0, d, lam, s, s, rhs, cs.n_dof, cs._n_joint_g, cs._n_joint_k,
                                 *cs._kernel_arrays)[1] for s in (scales, np.zeros_like(scales))]
         return out[0] - out[1]
 
