@@ -1,12 +1,17 @@
 """Shared helpers of the element and assembly tests: seeded generator, batched finite differences."""
 from __future__ import annotations
 
+import os
 from typing import Callable
 
 import numpy as np
 import pytest
 
 SEED = 20240611
+
+# the suite checks numba's kernels, as CI runs them: a developer's ahead-of-time module (`flexmb compile`)
+# would serve them instead (tests/test_aot_kernels.py checks that module in processes of their own)
+os.environ.setdefault("FLEXMB_AOT", "0")
 
 
 @pytest.fixture
