@@ -1,6 +1,6 @@
 """The compiled helpers of the Newton loop against their numpy references (to 1e-12 relative):
 the scatter of element vectors and matrices into the global vector and the CSC data
-(:mod:`flexmb.compiled.scatter`), the equilibrated dense copy of a CSC matrix, the CSR product
+(:mod:`flexmb.compiled.scatter`) and the gather of element vectors, the equilibrated dense copy of a CSC matrix, the CSR product
 and the free-DOF norm (:mod:`flexmb.compiled.sparse_ops`), and the dense LU
 (:mod:`flexmb.compiled.dense_lu`) against LAPACK's.
 """
@@ -55,6 +55,19 @@ def test_scatter_matches_bincount_reference(rng):
     for f, ed in zip(fe, asm._edofs):
         np.add.at(expected, ed, f)
     assert _relative(vector, expected) < REL, f"vector off by {_relative(vector, expected):.1e}"
+
+
+def test_gather_is_the_indexing_the_scatter_undoes(rng):
+    asm = _mixed_frame()
+    u = rng.standard_normal(asm.n_dof)
+    for ed in asm._edofs:
+        assert np.array_equal(scatter.gather_vector(u, ed), u[ed])
+    # gathered and scattered back: each DOF times the number of element entries at it
+    counts = np.bincount(np.concatenate([ed.ravel() for ed in asm._edofs]), minlength=asm.n_dof)
+    back = np.zeros(asm.n_dof)
+    for ed in asm._edofs:
+        scatter.scatter_vector(back, scatter.gather_vector(u, ed), ed)
+    assert _relative(back, counts * u) < REL
 
 
 def test_scatter_reproduces_the_assembled_tangent(rng):

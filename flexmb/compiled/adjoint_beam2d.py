@@ -34,21 +34,12 @@ import numpy as np
 
 from flexmb.compiled.beam2d import _mid_point
 from flexmb.compiled.hermite_mass2d import _H, _sinc_of, mid_point_inertia
+from flexmb.compiled.scatter import gather_vector
 
 jit = numba.njit(cache=True, error_model="numpy")
 
 #: the section properties of :func:`beam2d_parameter_products`, in its output's order
 PROPERTIES = ("EA", "EI", "rho_A", "rho_I")
-
-
-@jit
-def _gather(values, edofs):
-    """values at the element DOFs, (n_el, ne)."""
-    out = np.empty(edofs.shape)
-    for e in range(edofs.shape[0]):
-        for i in range(edofs.shape[1]):
-            out[e, i] = values[edofs[e, i]]
-    return out
 
 
 @jit
@@ -124,7 +115,7 @@ def beam2d_start_transposed(X, EA, EI, second_order, edofs, cubic, alpha0, l0, m
     v0, stretch0 and end u1, v1, stretch1 (n_dof,) (the rates at the director DOFs those of the
     director rule), domega1 (n_dof,) d omega_{n+1} / d dtheta at the director DOFs, dt (s)."""
     n_el = X.shape[0]
-    a0, a1 = _gather(u0, edofs), _gather(u1, edofs)
+    a0, a1 = gather_vector(u0, edofs), gather_vector(u1, edofs)
     # the force's start derivative: its tangent of the step with the ends swapped
     q, K = np.empty((n_el, 6)), np.empty((n_el, 6, 6))
     tangent = np.bool_(True)          # a bool, not a literal: the kernels compile once, as for the Python calls
@@ -133,7 +124,7 @@ def beam2d_start_transposed(X, EA, EI, second_order, edofs, cubic, alpha0, l0, m
     if not cubic:
         return
     # the reversed step (u1 -> u0 over -dt from the end rates): its tangent J_rev
-    ve1 = _gather(v1, edofs)
+    ve1 = gather_vector(v1, edofs)
     se1 = np.empty((n_el, 2))
     for e in range(n_el):
         se1[e, 0], se1[e, 1] = stretch1[edofs[e, 2]], stretch1[edofs[e, 5]]
@@ -210,7 +201,7 @@ def beam2d_parameter_products(X, EA, EI, second_order, edofs, cubic, alpha0, l0,
     acceleration (m/s^2, rad/s^2), dt (s). Without gravity and Rayleigh damping."""
     n_el = X.shape[0]
     n_r = psi.shape[1]
-    a0, a1 = _gather(u0, edofs), _gather(u1, edofs)
+    a0, a1 = gather_vector(u0, edofs), gather_vector(u1, edofs)
     shares = np.zeros((4, n_el, 6))
     zero = np.zeros(n_el)
     K = np.empty((0, 6, 6))
@@ -229,7 +220,7 @@ def beam2d_parameter_products(X, EA, EI, second_order, edofs, cubic, alpha0, l0,
                         acc += masses[k, e, i, j] * a_m[edofs[e, j]]
                     shares[2 + k, e, i] = acc
     if cubic:
-        ve0 = _gather(v0, edofs)
+        ve0 = gather_vector(v0, edofs)
         se0 = np.empty((n_el, 2))
         for e in range(n_el):
             se0[e, 0], se0[e, 1] = stretch0[edofs[e, 2]], stretch0[edofs[e, 5]]

@@ -28,6 +28,16 @@ def scatter_vector(out: np.ndarray, element_vectors: np.ndarray, element_dofs: n
 
 
 @numba.njit(cache=True)
+def gather_vector(values: np.ndarray, element_dofs: np.ndarray) -> np.ndarray:
+    """values[element_dofs] (n_el, ne) for a vector values (n_dof,): the element vectors at their DOFs."""
+    out = np.empty(element_dofs.shape)
+    for e in range(element_dofs.shape[0]):
+        for i in range(element_dofs.shape[1]):
+            out[e, i] = values[element_dofs[e, i]]
+    return out
+
+
+@numba.njit(cache=True)
 def scatter_matrix(data: np.ndarray, element_matrices: np.ndarray, positions: np.ndarray) -> None:
     """data[positions[e, i, j]] += element_matrices[e, i, j] where positions >= 0; data (nnz,),
     element_matrices and positions (n_el, ne, ne)."""

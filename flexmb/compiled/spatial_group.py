@@ -39,7 +39,7 @@ from flexmb.compiled.dense_newton import CONTINUE, new_counters, new_work, newto
 from flexmb.compiled.floating_frame3d import mid_point_inertia_from, mid_point_velocity, start_momenta
 from flexmb.compiled.rigid import mid_point_body_rates, mid_point_rotary_terms
 from flexmb.compiled.rotations import cayley_increment_batch, cayley_update_batch, spatial_inertia_batch
-from flexmb.compiled.scatter import scatter_matrix, scatter_vector
+from flexmb.compiled.scatter import gather_vector, scatter_matrix, scatter_vector
 from flexmb.compiled.sparse_ops import csr_matvec, free_norm, norm
 
 jit = numba.njit(cache=True)
@@ -53,12 +53,6 @@ def _rows(values, dofs):
         for i in range(dofs.shape[1]):
             out[k, i] = values[dofs[k, i]]
     return out
-
-
-@jit
-def _gather(values, edofs):
-    """values[edofs] (n_el, ne) for a vector values (n_dof,) and element DOFs edofs (n_el, ne)."""
-    return _rows(values, edofs)
 
 
 @jit
@@ -89,7 +83,8 @@ def _frame_velocities(body, u0, u1, v0, dt, v1) -> None:
     edofs, frame_rotations = body[0], body[3]
     n_el, ne = edofs.shape
     frame_velocity = np.empty((n_el, ne))
-    mid_point_velocity(_gather(u0, edofs), _gather(u1, edofs), _gather(v0, edofs), dt, frame_velocity)
+    mid_point_velocity(gather_vector(u0, edofs), gather_vector(u1, edofs), gather_vector(v0, edofs), dt,
+                       frame_velocity)
     for e in range(n_el):
         for i in range(3):
             v1[frame_rotations[e, i]] = frame_velocity[e, 3 + i]
@@ -104,8 +99,8 @@ def body_start_momenta(body, u0, v0):
         return np.empty((0, 0))
     edofs, before, after = body[0], body[4], body[5]
     p0 = np.empty(edofs.shape)
-    start_momenta(before[0], before[1], before[2], _gather(u0, edofs), _gather(v0, edofs), after[0], after[1],
-                  after[2], after[8], p0)
+    start_momenta(before[0], before[1], before[2], gather_vector(u0, edofs), gather_vector(v0, edofs), after[0],
+                  after[1], after[2], after[8], p0)
     return p0
 
 
@@ -117,7 +112,7 @@ def _body_forces(body, u0, u1, v0, p0, dt, tangent, jacobian, data, q_m, f_c, d_
     into d_c (nnz,)."""
     edofs, entry_map, stiffness, _, before, after = body
     n_el, ne = edofs.shape
-    ue0, ue1, ve0 = _gather(u0, edofs), _gather(u1, edofs), _gather(v0, edofs)
+    ue0, ue1, ve0 = gather_vector(u0, edofs), gather_vector(u1, edofs), gather_vector(v0, edofs)
     q_e = np.empty((n_el, ne))
     for e in range(n_el):
         for i in range(ne):
