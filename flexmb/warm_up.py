@@ -301,12 +301,6 @@ def compile_kernels(only: Iterable[str] | None = None,
     return reports
 
 
-def kernels_not_warmed() -> list[str]:
-    """The kernels of the imported flexmb.compiled modules that no warm-up called (module.function)."""
-    return sorted(f"{d.py_func.__module__.rsplit('.', 1)[-1]}.{d.py_func.__name__}" for d in _dispatchers()
-                  if not d.signatures)
-
-
 def cache_folders() -> list[str]:
     """The folders numba stores flexmb's compiled kernels in (one per module folder: one)."""
     return sorted({d.stats.cache_path for d in _dispatchers()})
