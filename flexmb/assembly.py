@@ -497,8 +497,9 @@ class Assembly:
 
     def free_norm(self, x: np.ndarray) -> float:
         """Euclidean norm of x (n_dof,) over the free DOFs."""
-        # a read-only x (a kept force) is copied: the kernel would compile again for its type
-        return float(_sparse_ops.free_norm(x if x.flags.writeable else x.copy(), self.dofs.free))
+        from flexmb.compiled import kernel_array
+
+        return float(_sparse_ops.free_norm(kernel_array(x), self.dofs.free))      # (x may be a kept, read-only one)
 
     def scaled_mass_data(self, factor: float) -> np.ndarray:
         """factor times the constant mass data (nnz,), a new array (a scheme's Jacobian starts
